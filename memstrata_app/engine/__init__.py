@@ -1,0 +1,31 @@
+"""The Qt-free, HTTP-free memory engine: a bi-temporal ledger of assertions.
+
+Public facade: `MemoryEngine` (see DESIGN.md, "Engine contract").
+"""
+
+from .core import MemoryEngine
+from .metrics import Metrics
+from .types import (
+    Action,
+    Assertion,
+    AssertionId,
+    Cardinality,
+    Cancelled,
+    EmbedderMismatch,
+    EngineError,
+    Extraction,
+    Hit,
+    IngestAction,
+    IngestResult,
+    LedgerFilter,
+    NotFound,
+    Status,
+    StoreCorrupt,
+    StoreLocked,
+)
+
+__all__ = [
+    "Action", "Assertion", "AssertionId", "Cancelled", "Cardinality", "EmbedderMismatch",
+    "EngineError", "Extraction", "Hit", "IngestAction", "IngestResult", "LedgerFilter",
+    "MemoryEngine", "Metrics", "NotFound", "Status", "StoreCorrupt", "StoreLocked",
+]

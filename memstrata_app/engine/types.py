@@ -1,0 +1,214 @@
+"""The ledger's vocabulary as plain data: what goes in, what comes out."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import Enum
+from typing import NewType
+
+AssertionId = NewType("AssertionId", int)
+
+
+class Status(str, Enum):
+    """Lifecycle of one ledger row."""
+
+    ACTIVE = "active"  # the open-ended (latest) value of its key
+    SUPERSEDED = "superseded"  # a closed interval of a key's history
+    QUARANTINED = "quarantined"  # low-confidence extraction awaiting review
+    REJECTED = "rejected"  # a reviewer said no; kept for audit
+    PLAIN = "plain"  # prose with no clean assertion, retrievable like RAG
+    RETRACTED = "retracted"  # explicitly removed ("no longer depends on X", forget)
+
+
+class Action(str, Enum):
+    """What the write path did with one statement."""
+
+    NOVEL = "novel"  # first value of its key (or a new member of a multi-valued key)
+    REINFORCED = "reinforced"  # same key, same value as what is valid then
+    SUPERSEDED = "superseded"  # new value retired the active one
+    DUPLICATE = "duplicate"  # the same normalized sentence is already active
+    QUARANTINED = "quarantined"  # stored for review, not retrievable
+    PROSE = "prose"  # no clean assertion: stored as a plain fact
+    HISTORY = "history"  # late-arriving older statement, filed into the past
+    RETRACTED = "retracted"  # an explicit removal retired a value
+
+
+class Cardinality(str, Enum):
+    SINGLE = "single"
+    MULTI = "multi"
+
+
+@dataclass(frozen=True, slots=True)
+class Extraction:
+    """One (subject, relation, object) candidate pulled out of a sentence.
+
+    `removal` marks an explicit retraction ("no longer depends on X").
+    `effective_from` is an explicit effective date found in the text, if any.
+    """
+
+    subject: str
+    relation: str
+    object: str
+    sentence: str
+    confidence: float
+    method: str
+    removal: bool = False
+    effective_from: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Assertion:
+    """One ledger row, assertion or plain fact, as stored."""
+
+    id: AssertionId
+    kind: str  # "assertion" | "fact"
+    subject: str | None
+    relation: str | None
+    object: str | None
+    subject_norm: str | None
+    relation_norm: str | None
+    object_norm: str | None
+    key: str | None
+    text: str
+    source: str
+    method: str
+    confidence: float
+    status: Status
+    recorded_at: datetime
+    retired_at: datetime | None
+    valid_from: datetime
+    valid_to: datetime | None
+    superseded_by: AssertionId | None
+    reason: str | None
+    reinforced: int
+
+    def valid_at(self, t: datetime) -> bool:
+        return self.valid_from <= t and (self.valid_to is None or t < self.valid_to)
+
+    def to_dict(self) -> dict:
+        d = {f: getattr(self, f) for f in self.__dataclass_fields__}
+        for k, v in d.items():
+            if isinstance(v, datetime):
+                d[k] = v.isoformat()
+            elif isinstance(v, Enum):
+                d[k] = v.value
+        return d
+
+
+@dataclass(frozen=True, slots=True)
+class IngestAction:
+    """The outcome for one statement of an ingested text."""
+
+    action: Action
+    assertion_id: AssertionId
+    text: str
+    subject: str | None = None
+    relation: str | None = None
+    object: str | None = None
+    retired: tuple[AssertionId, ...] = ()  # rows this statement closed
+    confidence: float = 1.0
+
+    def to_dict(self) -> dict:
+        return {
+            "action": self.action.value,
+            "assertion_id": int(self.assertion_id),
+            "text": self.text,
+            "subject": self.subject,
+            "relation": self.relation,
+            "object": self.object,
+            "retired": [int(i) for i in self.retired],
+            "confidence": self.confidence,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class IngestResult:
+    """All actions taken for one ingested text, in sentence order."""
+
+    actions: tuple[IngestAction, ...] = field(default_factory=tuple)
+
+    def __iter__(self) -> Iterator[IngestAction]:
+        return iter(self.actions)
+
+    def __len__(self) -> int:
+        return len(self.actions)
+
+    @property
+    def ids(self) -> list[AssertionId]:
+        return [a.assertion_id for a in self.actions]
+
+    def count(self, action: Action) -> int:
+        return sum(1 for a in self.actions if a.action == action)
+
+    def to_dict(self) -> dict:
+        return {"actions": [a.to_dict() for a in self.actions]}
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """One retrieved fact: the original sentence, its score and its validity."""
+
+    text: str
+    score: float
+    assertion_id: AssertionId
+    subject: str | None
+    relation: str | None
+    object: str | None
+    valid_from: datetime
+    valid_to: datetime | None
+    recorded_at: datetime
+    status: Status
+    source: str
+
+    def to_dict(self) -> dict:
+        return {
+            "text": self.text,
+            "score": round(float(self.score), 6),
+            "assertion_id": int(self.assertion_id),
+            "subject": self.subject,
+            "relation": self.relation,
+            "object": self.object,
+            "valid_from": self.valid_from.isoformat(),
+            "valid_to": self.valid_to.isoformat() if self.valid_to else None,
+            "recorded_at": self.recorded_at.isoformat(),
+            "status": self.status.value,
+            "source": self.source,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class LedgerFilter:
+    """Which rows a ledger listing shows (all fields optional, AND-ed)."""
+
+    statuses: tuple[Status, ...] = ()
+    source: str | None = None
+    relation: str | None = None
+    search: str | None = None  # substring of text, subject or object (case-insensitive)
+    as_of: datetime | None = None  # only rows valid at this instant
+    key: str | None = None
+
+
+class EngineError(Exception):
+    """A known, user-facing failure: the message says what happened and what to do."""
+
+
+class NotFound(EngineError):
+    pass
+
+
+class StoreLocked(EngineError):
+    pass
+
+
+class StoreCorrupt(EngineError):
+    pass
+
+
+class EmbedderMismatch(EngineError):
+    pass
+
+
+class Cancelled(EngineError):
+    pass

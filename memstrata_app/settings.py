@@ -1,0 +1,167 @@
+"""Settings declared once as data (name, default, help, check), saved as JSON in the data dir."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+from . import paths
+
+
+class SettingsError(ValueError):
+    """An invalid value; the message says which setting and why."""
+
+
+def _url(v: Any) -> str:
+    u = urlparse(str(v))
+    if u.scheme not in ("http", "https") or not u.hostname:
+        raise ValueError("must be an http(s) URL such as http://127.0.0.1:11434")
+    return str(v).rstrip("/")
+
+
+def _port(v: Any) -> int:
+    p = int(v)
+    if not 1024 <= p <= 65535:
+        raise ValueError("must be a port number between 1024 and 65535")
+    return p
+
+
+def _range(lo: float, hi: float, cast: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    def check(v: Any) -> Any:
+        x = cast(v)
+        if not lo <= x <= hi:
+            raise ValueError(f"must be between {lo} and {hi}")
+        return x
+
+    return check
+
+
+def _bool(v: Any) -> bool:
+    if isinstance(v, bool):
+        return v
+    if str(v).lower() in ("1", "true", "yes", "on"):
+        return True
+    if str(v).lower() in ("0", "false", "no", "off"):
+        return False
+    raise ValueError("must be true or false")
+
+
+def _embedder(v: Any) -> str:
+    s = str(v)
+    if s in ("auto", "local") or (s.startswith("ollama:") and len(s) > len("ollama:")):
+        return s
+    raise ValueError('must be "auto", "local" or "ollama:<model>"')
+
+
+def _text(v: Any) -> str:
+    return str(v)
+
+
+@dataclass(frozen=True)
+class Setting:
+    name: str
+    default: Any
+    help: str
+    check: Callable[[Any], Any]
+
+
+SETTINGS: tuple[Setting, ...] = (
+    Setting("ollama_url", "http://127.0.0.1:11434",
+            "Upstream Ollama server the endpoint forwards to (OLLAMA_HOST overrides).", _url),
+    Setting("chat_model", "", "Default model for tests from the app (empty: the tool chooses).",
+            _text),
+    Setting("embedder", "local",
+            'Embedder for the ledger: "local", "auto" or "ollama:<model>".', _embedder),
+    Setting("endpoint_port", 11435, "Port the local endpoint listens on (127.0.0.1 only).", _port),
+    Setting("injection_k", 5, "How many current facts are injected into each request.",
+            _range(1, 50, int)),
+    Setting("ingest_assistant_turns", False,
+            "Also remember what the assistant says (default: user turns only).", _bool),
+    Setting("memory_enabled", True, "Inject memory into requests (off: pure pass-through).",
+            _bool),
+    Setting("quarantine_threshold", 0.6,
+            "Extractions below this confidence wait in the review queue.",
+            _range(0.0, 1.0, float)),
+    Setting("start_at_login", False, "Start MemStrata when you log in.", _bool),
+    Setting("start_endpoint", True, "Start the local endpoint when the app starts.", _bool),
+)
+BY_NAME = {s.name: s for s in SETTINGS}
+
+
+class Settings:
+    """Validated settings backed by a JSON file; unknown keys in the file are ignored."""
+
+    def __init__(self, path: Path | None = None, values: dict[str, Any] | None = None):
+        self.path = path
+        self._values = {s.name: s.default for s in SETTINGS}
+        for k, v in (values or {}).items():
+            if k in BY_NAME:
+                self._values[k] = BY_NAME[k].check(v)
+
+    @classmethod
+    def load(cls, path: Path | None = None) -> Settings:
+        path = path or paths.settings_path()
+        values: dict[str, Any] = {}
+        if path.exists():
+            try:
+                values = json.loads(path.read_text("utf-8"))
+            except (OSError, json.JSONDecodeError):
+                values = {}
+        s = cls(path)
+        for k, v in values.items():
+            if k in BY_NAME:
+                try:
+                    s._values[k] = BY_NAME[k].check(v)
+                except (TypeError, ValueError):
+                    pass  # a bad saved value falls back to the default
+        return s
+
+    def get(self, name: str) -> Any:
+        if name == "ollama_url" and os.environ.get("OLLAMA_HOST"):
+            return ollama_host_url(os.environ["OLLAMA_HOST"])
+        return self._values[name]
+
+    def __getitem__(self, name: str) -> Any:
+        return self.get(name)
+
+    def set(self, name: str, value: Any) -> Any:
+        """Validate and store one value; raises SettingsError with the reason."""
+        if name not in BY_NAME:
+            raise SettingsError(f"unknown setting {name!r}")
+        try:
+            checked = BY_NAME[name].check(value)
+        except (TypeError, ValueError) as e:
+            raise SettingsError(f"{name}: {e}") from None
+        self._values[name] = checked
+        return checked
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self._values)
+
+    def save(self) -> None:
+        if self.path is None:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(self._values, indent=2, sort_keys=True), "utf-8")
+        os.replace(tmp, self.path)
+
+
+def ollama_host_url(value: str) -> str:
+    """Turn an OLLAMA_HOST value (`host`, `host:port`, or a URL) into a base URL."""
+    v = value.strip()
+    if "://" not in v:
+        v = "http://" + v
+    u = urlparse(v)
+    host = u.hostname or "127.0.0.1"
+    if host == "0.0.0.0":
+        host = "127.0.0.1"
+    port = u.port or 11434
+    if ":" in host:
+        host = f"[{host}]"
+    return f"{u.scheme}://{host}:{port}"
