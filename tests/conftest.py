@@ -11,15 +11,25 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
+# Captured before any test runs; tests themselves never see OLLAMA_HOST unless they ask.
+REAL_OLLAMA_HOST = os.environ.get("OLLAMA_HOST")
+
 
 @pytest.fixture(autouse=True)
 def memstrata_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Every test gets a fresh data dir; nothing touches the user's real ledger."""
     home = tmp_path / "memstrata-home"
     monkeypatch.setenv("MEMSTRATA_HOME", str(home))
-    monkeypatch.delenv("OLLAMA_HOST", raising=False) if not os.environ.get(
-        "MEMSTRATA_TEST_REAL_OLLAMA") else None
+    monkeypatch.delenv("OLLAMA_HOST", raising=False)
     return home
+
+
+@pytest.fixture
+def real_ollama_host() -> str:
+    """The OLLAMA_HOST given to the test run, for opt-in tests against a real Ollama."""
+    if not REAL_OLLAMA_HOST:
+        pytest.skip("set OLLAMA_HOST to run the checks against a real Ollama")
+    return REAL_OLLAMA_HOST
 
 
 @pytest.fixture(scope="session")
