@@ -1,0 +1,1 @@
+"""`memstrata bench`: seeded, marker-free benchmarks of the engine against plain-RAG baselines."""

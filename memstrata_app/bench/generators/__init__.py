@@ -1,0 +1,54 @@
+"""Seeded, deterministic benchmark data: one store's statements and the questions about it."""
+
+from __future__ import annotations
+
+import random
+from datetime import timedelta
+
+from .calibration import generate_pairs
+from .common import EVOLVING, CalibrationPair, Clock, Dataset, Item, Question, Statement
+from .evolving import Names, generate
+from .multi import generate_multi
+from .static import generate_near, generate_static
+
+__all__ = ["EVOLVING", "CalibrationPair", "Dataset", "Item", "Question", "Statement", "build"]
+
+FULL = {"per_family": 64, "static": 64, "near_pairs": 32, "multi": 64}
+QUICK = {"per_family": 12, "static": 16, "near_pairs": 8, "multi": 12}
+
+
+def questions(items: list[Item]) -> list[Question]:
+    """The current-value question of every item, and an as-of question for every state."""
+    out = []
+    for it in items:
+        base = dict(item=it.id, family=it.family, category=it.category, query=it.query,
+                    subject=it.subject)
+        if it.family == "multi_valued":
+            out.append(Question(kind="multi", expected=tuple(it.current),
+                                wrong=tuple(it.removed), **base))
+        elif it.family in ("static", "near_duplicate"):
+            out.append(Question(kind=it.family, expected=tuple(it.values), wrong=(), **base))
+        else:
+            out.append(Question(kind="current", expected=(it.values[-1],),
+                                wrong=tuple(it.values[:-1]), **base))
+            times = it.state_times()
+            for i, v in enumerate(it.values):
+                t = (times[i] + (times[i + 1] - times[i]) / 2 if i + 1 < len(times)
+                     else times[i] + timedelta(days=1))
+                others = tuple(x for x in it.values if x != v)
+                out.append(Question(kind="as_of", expected=(v,), wrong=others, as_of=t, **base))
+    return out
+
+
+def build(seed: int = 7, quick: bool = False, scale: dict[str, int] | None = None) -> Dataset:
+    """Generate the whole benchmark for `seed`; `quick` (or `scale`) makes it smaller."""
+    size = dict(QUICK if quick else FULL, **(scale or {}))
+    rng = random.Random(seed)
+    clock, names = Clock(rng), Names(rng)
+    items = generate(rng, size["per_family"], clock, names)
+    items += generate_static(rng, size["static"], clock, names)
+    items += generate_near(rng, size["near_pairs"], clock, names)
+    items += generate_multi(rng, size["multi"], clock, names)
+    stream = sorted((st for it in items for st in it.statements), key=lambda s: (s.at, s.item))
+    pairs = generate_pairs(rng, [it for it in items if it.family in EVOLVING])
+    return Dataset(seed, quick, items, stream, questions(items), pairs)

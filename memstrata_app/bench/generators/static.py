@@ -1,0 +1,70 @@
+"""Facts that never change, and near-duplicate pairs that must not retire each other."""
+
+from __future__ import annotations
+
+import random
+
+from . import vocab
+from .common import Clock, Item, Statement
+from .evolving import Names
+
+# (category, statement templates, question template, value pool)
+STATIC = [
+    ("language", ("The {s} is written in {v}.", "We wrote the {s} in {v}."),
+     "Which programming language is the {s} written in?", vocab.LANGS),
+    ("platform", ("The {s} is deployed to {v}.", "The {s} is hosted on {v}."),
+     "Where is the {s} deployed?", vocab.PLATFORMS),
+    ("owner", ("The {s} is owned by the {v} team.", "The {v} team maintains the {s}."),
+     "Which team owns the {s}?", vocab.TEAMS),
+    ("channel", ("Alerts for the {s} go to the #{v} channel.",),
+     "Where do alerts for the {s} go?", [f"{t}-alerts" for t in vocab.TEAMS]),
+]
+
+# near-duplicate pairs: the same setting on two sibling subjects
+NEAR = [
+    ("pool_size", "The {s} database pool size is {v}.", "What is the {s} database pool size?",
+     [str(v) for v in (5, 8, 10, 16, 20, 32, 40, 64)]),
+    ("replicas", "The {s} deployment runs {v} replicas.",
+     "How many replicas does the {s} deployment run?",
+     [str(v) for v in (2, 3, 4, 6, 8, 12)]),
+    ("memory", "The {s} container memory limit is {v}.", "What is the {s} container memory limit?",
+     ["256Mi", "512Mi", "1Gi", "2Gi", "4Gi"]),
+    ("region", "The {s} bucket is in region {v}.", "Which region is the {s} bucket in?",
+     ["eu-west-1", "us-east-1", "us-west-2", "ap-south-1", "eu-central-1"]),
+]
+
+
+def _one(item_id: str, family: str, category: str, subject: str, tpl: str, q: str, value: str,
+         clock: Clock) -> Item:
+    item = Item(item_id, family, category, subject, q.format(s=subject), tpl, [value])
+    item.statements.append(Statement(tpl.format(s=subject, v=value), clock.history(1)[0],
+                                     item_id, 0, value))
+    return item
+
+
+def generate_static(rng: random.Random, n: int, clock: Clock, names: Names) -> list[Item]:
+    """`n` distinct facts said once each (about the same services the evolving facts name)."""
+    out = []
+    for i in range(n):
+        cat, tpls, q, pool = STATIC[i % len(STATIC)]
+        subject = names.take(cat, lambda: f"{rng.choice(vocab.SERVICES)} service")
+        out.append(_one(f"static-{i:03d}", "static", cat, subject, rng.choice(tpls), q,
+                        rng.choice(pool), clock))
+    return out
+
+
+def generate_near(rng: random.Random, pairs: int, clock: Clock, names: Names) -> list[Item]:
+    """`pairs` sibling pairs (staging/production billing, ...), half of them with equal values."""
+    out = []
+    for i in range(pairs):
+        cat, tpl, q, pool = NEAR[i % len(NEAR)]
+        a_env, b_env = rng.choice(vocab.ENVS)
+        base = names.take(cat, lambda: rng.choice(vocab.SERVICES))
+        va, vb = rng.sample(pool, 2)
+        if i % 2 == 0:
+            vb = va  # same value: only the subject differs
+        a = _one(f"near-{i:03d}a", "near_duplicate", cat, f"{a_env} {base}", tpl, q, va, clock)
+        b = _one(f"near-{i:03d}b", "near_duplicate", cat, f"{b_env} {base}", tpl, q, vb, clock)
+        a.sibling, b.sibling = b.id, a.id
+        out += [a, b]
+    return out

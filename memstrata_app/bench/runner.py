@@ -1,0 +1,128 @@
+"""One benchmark run: generate, load every system with the same embeddings, ask, score."""
+
+from __future__ import annotations
+
+import platform
+import random
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from . import diagnostics, metrics
+from .generators import Dataset, build
+from .systems import CachedEmbedder, Memstrata, RecencyRag, System, VectorRag
+
+PUBLISHED = {"auroc": 0.59, "mean_contradiction": 0.812, "mean_duplicate": 0.800}
+Log = Callable[[str], None]
+
+
+def calibration(data: Dataset, emb: CachedEmbedder) -> dict[str, Any]:
+    """Cosine of each labelled pair; AUROC with value-contradictions as the positive class."""
+    a = emb.embed([p.a for p in data.pairs])
+    b = emb.embed([p.b for p in data.pairs])
+    cos = (a * b).sum(axis=1)
+    dup = [float(c) for c, p in zip(cos, data.pairs, strict=True) if p.label == "duplicate"]
+    con = [float(c) for c, p in zip(cos, data.pairs, strict=True) if p.label == "contradiction"]
+    return {"pairs": len(data.pairs), "auroc": round(metrics.auroc(con, dup), 4),
+            "mean_contradiction": round(float(np.mean(con)), 4),
+            "mean_duplicate": round(float(np.mean(dup)), 4),
+            "contradictions_above_every_duplicate": round(
+                float(np.mean([c > max(dup) for c in con])), 4),
+            "published": PUBLISHED}
+
+
+def latency(systems: list[System], data: Dataset, emb: CachedEmbedder, k: int, n: int,
+            runs: int, seed: int) -> dict[str, dict[str, float]]:
+    """Retrieve time per system on the same sampled questions, embedding each query for real."""
+    qs = random.Random(seed).sample(data.questions, min(n, len(data.questions)))
+    times: dict[str, list[float]] = {s.name: [] for s in systems}
+    emb.bypass = True
+    try:
+        for _ in range(runs):
+            for q in qs:
+                for s in systems:
+                    t0 = time.perf_counter()
+                    s.retrieve(q.query, k, q.as_of)
+                    times[s.name].append((time.perf_counter() - t0) * 1000)
+    finally:
+        emb.bypass = False
+    return {name: metrics.percentiles(v) for name, v in times.items()}
+
+
+def run(seed: int = 7, quick: bool = False, k: int = 5, embedder: Any = None,
+        scale: dict[str, int] | None = None, latency_n: int | None = None, latency_runs: int = 3,
+        log: Log = lambda _m: None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The whole suite; returns (report, contexts) where contexts maps system -> question
+    index -> retrieved sentences (for the optional answer-level pass)."""
+    t_start = time.perf_counter()
+    data = build(seed, quick, scale)
+    if embedder is None:
+        from memstrata_app.engine.embedders import shared_local_embedder
+
+        embedder = shared_local_embedder()
+    emb = CachedEmbedder(embedder)
+    log(f"generated {len(data.items)} items, {len(data.stream)} statements, "
+        f"{len(data.questions)} questions; embedding ...")
+    t0 = time.perf_counter()
+    emb.warm([s.text for s in data.stream] + [q.query for q in data.questions]
+             + [p.a for p in data.pairs] + [p.b for p in data.pairs])
+    embed_s = time.perf_counter() - t0
+    cal = calibration(data, emb)
+    systems: list[System] = [VectorRag(emb), RecencyRag(emb), Memstrata(emb)]
+    contexts: dict[str, list[list[str]]] = {}
+    report: dict[str, Any] = {"systems": {}, "by_category": {}}
+    try:
+        for s in systems:
+            log(f"loading {s.name} ...")
+            s.load(data.stream)
+        mem = systems[2]
+        assert isinstance(mem, Memstrata)
+        for s in systems:
+            log(f"asking {s.name} {len(data.questions)} questions ...")
+            ctx = [s.retrieve(q.query, k, q.as_of) for q in data.questions]
+            contexts[s.name] = ctx
+            scores = [metrics.score(q, c) for q, c in zip(data.questions, ctx, strict=True)]
+            report["systems"][s.name] = metrics.summarize(scores)
+            report["by_category"][s.name] = metrics.by_category(scores)
+        log("timing retrieve ...")
+        lat = latency(systems, data, emb, k, latency_n or (30 if quick else 120), latency_runs,
+                      seed)
+        engine = diagnostics.write_path(data, data.stream, mem.results)
+        engine["store"] = diagnostics.store_shape(mem.eng.stats(), len(data.stream))
+        engine["ingest_s"] = round(mem.ingest_s, 3)
+    finally:
+        for s in systems:
+            s.close()
+    for name, m in report["systems"].items():
+        m.update(lat[name])
+        m["false_supersessions"] = engine["false_supersessions"] if name == "memstrata" else 0
+        m["retired_share"] = engine["store"]["retired_share"] if name == "memstrata" else 0.0
+    report.update({
+        "meta": {"seed": seed, "quick": quick, "k": k, "embedder": emb.name,
+                 "items": len(data.items), "statements": len(data.stream),
+                 "questions": len(data.questions), "embed_s": round(embed_s, 2),
+                 "runtime_s": round(time.perf_counter() - t_start, 1),
+                 "machine": f"{platform.machine()}, {_cpus()} CPU cores, {platform.system()}",
+                 "python": platform.python_version(),
+                 "families": _family_counts(data)},
+        "engine": engine, "calibration": cal,
+    })
+    from .verdict import failing
+
+    report["failing"] = failing(report)
+    return report, {"questions": data.questions, "contexts": contexts}
+
+
+def _cpus() -> int:
+    import os
+
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 0
+
+
+def _family_counts(data: Dataset) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for it in data.items:
+        out[it.family] = out.get(it.family, 0) + 1
+    return out

@@ -1,0 +1,45 @@
+"""Which item categories the engine fails, by fixed thresholds stated in the report."""
+
+from __future__ import annotations
+
+from typing import Any
+
+TOLERANCE = 0.05  # memstrata may trail naive_rag by at most this much on recall figures
+MAX_STALE = 0.05  # share of questions whose top-k may still carry a stale value
+MIN_AS_OF = 0.90  # as-of accuracy (right state present, no other state) required
+MIN_SUPERSEDE = 0.95  # share of value changes that must retire the previous value
+
+RULES = (f"a category fails when memstrata's stale-value rate exceeds {MAX_STALE:.0%}, "
+         f"its as-of accuracy is below {MIN_AS_OF:.0%}, fewer than {MIN_SUPERSEDE:.0%} of its "
+         f"value changes retired the old value, any false supersession touches it, or a recall "
+         f"figure trails naive_rag's by more than {TOLERANCE:.0%}")
+
+
+def failing(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every category that breaks a rule, with the figures that broke it."""
+    mem = report["by_category"]["memstrata"]
+    naive = report["by_category"]["naive_rag"]
+    eng = report["engine"]
+    out = []
+    for cat, m in mem.items():
+        n = naive.get(cat, {})
+        why = []
+        if m.get("stale_present", 0) > MAX_STALE:
+            why.append(f"stale value in top-k for {m['stale_present']:.0%} of current questions")
+        if m.get("multi_removed_present", 0) > MAX_STALE:
+            why.append(f"removed member in top-k for {m['multi_removed_present']:.0%}")
+        if "as_of_accuracy" in m and m["as_of_accuracy"] < MIN_AS_OF:
+            why.append(f"as-of accuracy {m['as_of_accuracy']:.0%}")
+        for key in ("current_present", "static_recall", "near_duplicate_recall",
+                    "multi_member_recall"):
+            if key in m and key in n and m[key] < n[key] - TOLERANCE:
+                why.append(f"{key} {m[key]:.0%} vs naive_rag {n[key]:.0%}")
+        sup = eng["supersession_recall"].get(cat)
+        if sup is not None and sup < MIN_SUPERSEDE:
+            why.append(f"only {sup:.0%} of value changes retired the old value")
+        fs = eng["false_supersession_categories"].get(cat, 0)
+        if fs:
+            why.append(f"{fs} false supersession(s)")
+        if why:
+            out.append({"category": cat, "reasons": why})
+    return out
