@@ -1,0 +1,81 @@
+"""Each API's own error shapes (Ollama, OpenAI, Anthropic), as full responses and stream frames."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from starlette.responses import JSONResponse
+
+_OPENAI_TYPES = {400: "invalid_request_error", 401: "authentication_error",
+                 403: "permission_error", 404: "not_found_error", 413: "invalid_request_error",
+                 429: "rate_limit_error"}
+_ANTHROPIC_TYPES = {400: "invalid_request_error", 401: "authentication_error",
+                    403: "permission_error", 404: "not_found_error", 413: "request_too_large",
+                    429: "rate_limit_error", 529: "overloaded_error"}
+
+
+@dataclass(frozen=True)
+class Dialect:
+    """One wire protocol: how its errors look, whole and mid-stream."""
+
+    name: str  # "ollama" | "openai" | "anthropic" | "memstrata"
+
+    def error_body(self, status: int, message: str, param: str | None = None) -> dict[str, Any]:
+        if self.name == "openai":
+            etype = _OPENAI_TYPES.get(status, "api_error")
+            return {"error": {"message": message, "type": etype, "param": param, "code": None}}
+        if self.name == "anthropic":
+            etype = _ANTHROPIC_TYPES.get(status, "api_error")
+            return {"type": "error", "error": {"type": etype, "message": message}}
+        return {"error": message}
+
+    def error(self, status: int, message: str, param: str | None = None) -> JSONResponse:
+        return JSONResponse(self.error_body(status, message, param), status_code=status)
+
+    def stream_error(self, message: str) -> bytes:
+        """One more frame in this protocol's streaming format that carries an error."""
+        if self.name == "openai":
+            return b"data: " + json.dumps(self.error_body(500, message)).encode() + b"\n\n"
+        if self.name == "anthropic":
+            body = json.dumps(self.error_body(500, message)).encode()
+            return b"event: error\ndata: " + body + b"\n\n"
+        return json.dumps({"error": message}).encode() + b"\n"
+
+    def is_error_shape(self, body: Any) -> bool:
+        """Whether an upstream error body already has this protocol's shape."""
+        if not isinstance(body, dict):
+            return False
+        if self.name == "openai":
+            return isinstance(body.get("error"), dict) and "message" in body["error"]
+        if self.name == "anthropic":
+            return body.get("type") == "error" and isinstance(body.get("error"), dict)
+        return isinstance(body.get("error"), str)
+
+    def error_message(self, body: Any) -> str | None:
+        """Pull the human message out of any of the three error shapes (or None)."""
+        if isinstance(body, dict):
+            err = body.get("error")
+            if isinstance(err, str):
+                return err
+            if isinstance(err, dict) and isinstance(err.get("message"), str):
+                return err["message"]
+        return None
+
+
+OLLAMA = Dialect("ollama")
+OPENAI = Dialect("openai")
+ANTHROPIC = Dialect("anthropic")
+MEMSTRATA = Dialect("memstrata")
+
+
+def dialect_for_path(path: str) -> Dialect:
+    """The protocol a request path belongs to, for errors raised before routing."""
+    if path.startswith("/v1/messages"):
+        return ANTHROPIC
+    if path.startswith("/v1/"):
+        return OPENAI
+    if path.startswith("/memstrata"):
+        return MEMSTRATA
+    return OLLAMA

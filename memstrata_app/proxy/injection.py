@@ -1,0 +1,108 @@
+"""The memory block: how current facts are written into a prompt, and kept out of the ledger."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+BLOCK_OPEN = "<memstrata-memory>"
+BLOCK_CLOSE = "</memstrata-memory>"
+_BLOCK_RE = re.compile(r"\s*<memstrata-memory>.*?(?:</memstrata-memory>|\Z)", re.S)
+# Wrappers that tools add to user turns (Claude Code); they are not what the user said.
+_TOOL_NOISE_RE = re.compile(r"<system-reminder>.*?</system-reminder>", re.S)
+MAX_HIT_CHARS = 400
+
+
+def strip_block(text: str) -> str:
+    """Remove any memory block (ours, echoed back by a client) from a text."""
+    if BLOCK_OPEN not in text:
+        return text
+    return _BLOCK_RE.sub("", text).strip()
+
+
+def clean_turn(text: str) -> str:
+    """The part of a turn worth remembering: no memory block, no tool-added reminders."""
+    return _TOOL_NOISE_RE.sub("", strip_block(text)).strip()
+
+
+def text_parts(content: Any) -> str:
+    """Text of a message content: a string, or the text parts of an OpenAI/Anthropic list."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        texts = [p["text"] for p in content
+                 if isinstance(p, dict) and p.get("type") in ("text", "input_text")
+                 and isinstance(p.get("text"), str)]
+        return "\n".join(texts)
+    return ""
+
+
+def _one_line(text: str) -> str:
+    s = " ".join(text.split())
+    return s if len(s) <= MAX_HIT_CHARS else s[: MAX_HIT_CHARS - 1] + "…"
+
+
+def format_block(hits: Sequence[Any], now: datetime | None = None) -> str | None:
+    """One delimited system block listing the current facts, or None when there are none."""
+    if not hits:
+        return None
+    now = now or datetime.now(UTC)
+    lines = [BLOCK_OPEN,
+             f"Current facts (as of {now.astimezone(UTC):%Y-%m-%d %H:%M} UTC). Where earlier "
+             "messages disagree, these values are the current ones:"]
+    for h in hits:
+        since = getattr(h, "valid_from", None)
+        suffix = f" (since {since:%Y-%m-%d})" if isinstance(since, datetime) else ""
+        lines.append(f"- {_one_line(h.text)}{suffix}")
+    lines.append(BLOCK_CLOSE)
+    return "\n".join(lines)
+
+
+def merge_system_text(existing: str | None, block: str) -> str:
+    """Append the block after an existing system prompt (keeps its cached prefix intact)."""
+    base = strip_block(existing or "")
+    return f"{base}\n\n{block}" if base else block
+
+
+def merge_message_content(content: Any, block: str) -> Any:
+    """Add the block to a message's content, string or list of text parts."""
+    if isinstance(content, list):
+        kept = [p for p in content
+                if not (isinstance(p, dict) and isinstance(p.get("text"), str)
+                        and p["text"].lstrip().startswith(BLOCK_OPEN))]
+        return [*kept, {"type": "text", "text": block}]
+    return merge_system_text(content if isinstance(content, str) else "", block)
+
+
+def chat_turns(messages: Any) -> Any:
+    """Turns of a chat: the last user message with text, and the assistant reply before it."""
+    from .memory import Turns
+
+    if not isinstance(messages, list):
+        return None
+    for i in range(len(messages) - 1, -1, -1):
+        m = messages[i]
+        if isinstance(m, dict) and m.get("role") == "user":
+            user = clean_turn(text_parts(m.get("content")))
+            if user:
+                break
+    else:
+        return None
+    assistant = None
+    for m in reversed(messages[:i]):
+        if isinstance(m, dict) and m.get("role") == "assistant":
+            assistant = clean_turn(text_parts(m.get("content"))) or None
+            break
+    return Turns(user, assistant)
+
+
+def inject_into_messages(messages: list[Any], block: str,
+                         system_roles: tuple[str, ...] = ("system",)) -> None:
+    """Merge the block into a leading system message, or add one at the front."""
+    first = messages[0] if messages else None
+    if isinstance(first, dict) and first.get("role") in system_roles:
+        first["content"] = merge_message_content(first.get("content"), block)
+    else:
+        messages.insert(0, {"role": "system", "content": block})

@@ -1,0 +1,172 @@
+"""/memstrata/status and the ledger management API under /memstrata/v1/ (JSON in, JSON out)."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+from typing import Any
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from ..engine import EngineError, NotFound
+from .memory import MemoryService
+from .upstream import Upstream
+
+log = logging.getLogger(__name__)
+_LATENCY_SERIES = ("endpoint.total", "endpoint.first_byte", "endpoint.retrieve",
+                   "endpoint.ingest", "retrieve", "ingest")
+
+
+class BadRequest(Exception):
+    pass
+
+
+def error(status: int, message: str) -> JSONResponse:
+    return JSONResponse({"error": message}, status_code=status)
+
+
+def parse_time(value: Any, name: str) -> datetime | None:
+    """An ISO 8601 instant (naive is taken as UTC), or None."""
+    if value in (None, ""):
+        return None
+    if not isinstance(value, str):
+        raise BadRequest(f"{name} must be an ISO 8601 date-time string")
+    try:
+        t = datetime.fromisoformat(value.strip())
+    except ValueError:
+        raise BadRequest(f"{name} {value!r} is not an ISO 8601 date-time, "
+                         "e.g. 2026-03-01T12:00:00Z") from None
+    return t if t.tzinfo else t.replace(tzinfo=UTC)
+
+
+def parse_k(value: Any) -> int:
+    try:
+        k = int(value)
+    except (TypeError, ValueError):
+        raise BadRequest("k must be an integer between 1 and 100") from None
+    if isinstance(value, bool) or not 1 <= k <= 100:
+        raise BadRequest("k must be an integer between 1 and 100")
+    return k
+
+
+async def json_body(request: Request) -> dict[str, Any]:
+    raw = await request.body()
+    if not raw:
+        return {}
+    try:
+        data = json.loads(raw)
+    except ValueError as e:
+        raise BadRequest(f"request body is not valid JSON ({e})") from None
+    if not isinstance(data, dict):
+        raise BadRequest("request body must be a JSON object")
+    return data
+
+
+def routes(memory: MemoryService, upstream: Upstream) -> list[Route]:
+    eng = memory.engine
+
+    Handler = Callable[[Request], Awaitable[Response]]
+
+    def handler(fn: Callable[[Request], Awaitable[Any]]) -> Handler:
+        async def wrapped(request: Request) -> Response:
+            try:
+                return JSONResponse(await fn(request))
+            except BadRequest as e:
+                return error(400, str(e))
+            except NotFound as e:
+                return error(404, str(e) or "no such assertion")
+            except EngineError as e:
+                return error(409, str(e))
+        return wrapped
+
+    def assertion_id(request: Request) -> int:
+        raw = request.path_params["id"]
+        if not raw.isdigit():
+            raise BadRequest(f"assertion id must be a positive integer, not {raw!r}")
+        return int(raw)
+
+    async def status(request: Request) -> Any:
+        counts = await run_in_threadpool(eng.stats)
+        summary = eng.metrics.summary()
+        return {"memory_enabled": memory.enabled, "upstream": upstream.base_url,
+                "counts": counts,
+                "latency_ms": {k: v for k, v in summary.items() if k in _LATENCY_SERIES}}
+
+    async def set_memory(request: Request) -> Any:
+        enabled = (await json_body(request)).get("enabled")
+        if not isinstance(enabled, bool):
+            raise BadRequest('send {"enabled": true} or {"enabled": false}')
+        memory.enabled = enabled
+        log.info("memory injection switched %s", "on" if enabled else "off")
+        return {"memory_enabled": memory.enabled}
+
+    async def ingest(request: Request) -> Any:
+        data = await json_body(request)
+        text = data.get("text")
+        if not isinstance(text, str) or not text.strip():
+            raise BadRequest('text is required: {"text": "The API limit is 500."}')
+        source = data.get("source", "api")
+        if not isinstance(source, str):
+            raise BadRequest("source must be a string")
+        at = parse_time(data.get("at"), "at")
+        res = await run_in_threadpool(eng.ingest, text, source, at)
+        return res.to_dict()
+
+    async def query(request: Request) -> Any:
+        args: dict[str, Any] = dict(request.query_params)
+        if request.method == "POST":
+            args = await json_body(request)
+        q = args.get("query", args.get("q"))
+        if not isinstance(q, str) or not q.strip():
+            raise BadRequest("query is required (?q=... or {\"query\": \"...\"})")
+        k = parse_k(args.get("k", 5))
+        as_of = parse_time(args.get("as_of"), "as_of")
+        hits = await run_in_threadpool(eng.retrieve, q, k, as_of)
+        return {"query": q, "as_of": as_of.isoformat() if as_of else None,
+                "hits": [h.to_dict() for h in hits]}
+
+    async def history(request: Request) -> Any:
+        subject = request.query_params.get("subject", "").strip()
+        relation = request.query_params.get("relation", "").strip()
+        if not subject or not relation:
+            raise BadRequest("subject and relation are required, "
+                             "e.g. ?subject=auth service&relation=port")
+        chain = await run_in_threadpool(eng.history, subject, relation)
+        return {"subject": subject, "relation": relation, "history": [a.to_dict() for a in chain]}
+
+    async def quarantine(request: Request) -> Any:
+        rows = await run_in_threadpool(eng.quarantined)
+        return {"quarantined": [a.to_dict() for a in rows]}
+
+    async def approve(request: Request) -> Any:
+        return (await run_in_threadpool(eng.approve, assertion_id(request))).to_dict()
+
+    async def reject(request: Request) -> Any:
+        return (await run_in_threadpool(eng.reject, assertion_id(request))).to_dict()
+
+    async def forget(request: Request) -> Any:
+        return (await run_in_threadpool(eng.forget, assertion_id(request))).to_dict()
+
+    base = "/memstrata/v1"
+    return [
+        Route("/memstrata/status", handler(status), methods=["GET"]),
+        Route(f"{base}/memory", handler(set_memory), methods=["POST"]),
+        Route(f"{base}/ingest", handler(ingest), methods=["POST"]),
+        Route(f"{base}/query", handler(query), methods=["GET", "POST"]),
+        Route(f"{base}/history", handler(history), methods=["GET"]),
+        Route(f"{base}/quarantine", handler(quarantine), methods=["GET"]),
+        Route(f"{base}/quarantine/{{id}}/approve", handler(approve), methods=["POST"]),
+        Route(f"{base}/quarantine/{{id}}/reject", handler(reject), methods=["POST"]),
+        Route(f"{base}/forget/{{id}}", handler(forget), methods=["POST"]),
+    ]
+
+
+def not_found(request: Request) -> JSONResponse:
+    return error(404, f"no management endpoint {request.method} {request.url.path}; "
+                      "see /memstrata/status and /memstrata/v1/"
+                      "{ingest,query,history,quarantine,forget}")

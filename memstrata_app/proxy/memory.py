@@ -1,0 +1,73 @@
+"""Write-then-read for one request: ingest the new turn, retrieve current facts, build the block."""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from starlette.concurrency import run_in_threadpool
+
+from .injection import format_block
+
+log = logging.getLogger(__name__)
+
+MAX_INGEST_CHARS = 8000  # longer turns are pasted files or logs, not statements
+MAX_QUERY_CHARS = 1000  # the question usually ends the turn; the embedder reads ~256 tokens
+
+
+@dataclass(frozen=True)
+class Turns:
+    """What a request adds to the conversation: the newest user turn and the reply before it."""
+
+    user: str | None = None
+    assistant: str | None = None
+
+
+@dataclass(frozen=True)
+class Recall:
+    """Outcome of the memory step: the block to inject (or None) and why."""
+
+    block: str | None
+    status: str  # injected | empty | off | skipped | error
+    facts: int = 0
+
+
+class MemoryService:
+    """Holds the engine, the runtime on/off switch and the per-request memory step."""
+
+    def __init__(self, engine: Any, settings: Any, enabled: bool | None = None):
+        self.engine = engine
+        self.settings = settings
+        self.enabled: bool = bool(settings.get("memory_enabled")) if enabled is None else enabled
+
+    async def recall(self, api: str, turns: Turns) -> Recall:
+        """Ingest `turns` (source "proxy:<api>"), then retrieve for the user turn; never raises."""
+        if not turns.user:
+            return Recall(None, "skipped")
+        try:
+            return await run_in_threadpool(self._recall_sync, api, turns)
+        except Exception as e:  # memory must never take the request down
+            log.warning("memory step failed, forwarding without memory: %s: %s",
+                        type(e).__name__, e)
+            return Recall(None, "error")
+
+    def _recall_sync(self, api: str, turns: Turns) -> Recall:
+        eng, metrics = self.engine, self.engine.metrics
+        t0 = time.perf_counter()
+        source = f"proxy:{api}"
+        if (turns.assistant and self.settings.get("ingest_assistant_turns")
+                and len(turns.assistant) <= MAX_INGEST_CHARS):
+            eng.ingest(turns.assistant, source=f"{source}:assistant")
+        user = turns.user or ""
+        if len(user) <= MAX_INGEST_CHARS:
+            eng.ingest(user, source=source)
+        else:
+            log.debug("turn of %d chars not ingested (over %d)", len(user), MAX_INGEST_CHARS)
+        t1 = time.perf_counter()
+        metrics.record("endpoint.ingest", (t1 - t0) * 1000)
+        hits = eng.retrieve(user[-MAX_QUERY_CHARS:], k=int(self.settings.get("injection_k")))
+        metrics.record("endpoint.retrieve", (time.perf_counter() - t1) * 1000)
+        block = format_block(hits)
+        return Recall(block, "injected" if block else "empty", len(hits))

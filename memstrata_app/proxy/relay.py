@@ -1,0 +1,201 @@
+"""The request path shared by every protocol: read, validate, remember, inject, forward, relay."""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import Response
+
+from .dialects import Dialect, dialect_for_path
+from .memory import MemoryService, Recall, Turns
+from .security import MAX_BODY_BYTES, too_large
+from .upstream import Upstream, UpstreamUnavailable
+
+log = logging.getLogger(__name__)
+
+OPT_OUT_HEADER = "x-memstrata-memory"
+_OFF_VALUES = ("off", "0", "false", "no")
+
+Validator = Callable[[dict[str, Any]], "Invalid | None"]
+
+
+@dataclass(frozen=True)
+class Invalid:
+    """What is wrong with a request body, and which field."""
+
+    message: str
+    param: str | None = None
+
+
+@dataclass(frozen=True)
+class ChatAdapter:
+    """How one memory-aware endpoint reads turns from, and injects a block into, its body."""
+
+    dialect: Dialect
+    validate: Validator
+    turns: Callable[[dict[str, Any]], Turns | None]  # None: this request gets no memory
+    inject: Callable[[dict[str, Any], str], None]
+
+
+class BodyTooLarge(Exception):
+    pass
+
+
+class Relay:
+    """Per-app request handling over one MemoryService and one Upstream."""
+
+    def __init__(self, memory: MemoryService, upstream: Upstream, max_body: int = MAX_BODY_BYTES):
+        self.memory = memory
+        self.upstream = upstream
+        self.max_body = max_body
+
+    async def read_body(self, request: Request) -> bytes:
+        size, chunks = 0, []
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > self.max_body:
+                raise BodyTooLarge
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+    async def passthrough(self, request: Request) -> Response:
+        """Forward any request unchanged (tags, show, embed, models, unknown paths)."""
+        dialect = dialect_for_path(request.url.path)
+        try:
+            body = await self.read_body(request)
+        except BodyTooLarge:
+            return too_large(dialect, self.max_body)
+        except ClientDisconnect:
+            return Response(status_code=499)
+        return await self._forward(request, body, dialect)
+
+    async def chat(self, request: Request, adapter: ChatAdapter) -> Response:
+        """A model call: store the new turn, inject current facts, stream the answer back."""
+        t0 = time.perf_counter()
+        dialect = adapter.dialect
+        try:
+            body = await self.read_body(request)
+        except BodyTooLarge:
+            return too_large(dialect, self.max_body)
+        except ClientDisconnect:
+            return Response(status_code=499)
+        try:
+            data = json.loads(body)
+        except ValueError as e:
+            where = f" at line {e.lineno} column {e.colno}" if hasattr(e, "lineno") else ""
+            return dialect.error(400, f"request body is not valid JSON ({getattr(e, 'msg', e)}"
+                                      f"{where}); send one JSON object")
+        if not isinstance(data, dict):
+            return dialect.error(400, "request body must be a JSON object, "
+                                      f"not {json_type(data)}")
+        invalid = adapter.validate(data)
+        if invalid is not None:
+            return dialect.error(400, invalid.message, invalid.param)
+
+        recall = Recall(None, "off")
+        opted_out = request.headers.get(OPT_OUT_HEADER, "").strip().lower() in _OFF_VALUES
+        if self.memory.enabled and not opted_out:
+            turns = adapter.turns(data)
+            recall = Recall(None, "skipped") if turns is None else \
+                await self.memory.recall(dialect.name, turns)
+            if recall.block:
+                adapter.inject(data, recall.block)
+                body = json.dumps(data, ensure_ascii=False).encode("utf-8")
+        return await self._forward(request, body, dialect, t0=t0, recall=recall)
+
+    async def _forward(self, request: Request, body: bytes, dialect: Dialect, *,
+                       t0: float | None = None, recall: Recall | None = None) -> Response:
+        try:
+            resp = await self.upstream.open(request.method, request.url.path,
+                                            request.url.query, request.headers, body)
+        except UpstreamUnavailable as e:
+            log.warning("%s %s: %s", request.method, request.url.path, e)
+            return dialect.error(e.status, str(e))
+        on_first = on_done = None
+        if t0 is not None:
+            metrics = self.memory.engine.metrics
+
+            def on_first() -> None:
+                metrics.record("endpoint.first_byte", (time.perf_counter() - t0) * 1000)
+
+            def on_done() -> None:
+                metrics.record("endpoint.total", (time.perf_counter() - t0) * 1000)
+
+        out = await self.upstream.relay(resp, dialect, on_first, on_done)
+        if recall is not None:
+            out.headers["x-memstrata-memory"] = recall.status
+            out.headers["x-memstrata-facts"] = str(recall.facts)
+        return out
+
+
+def json_type(v: Any) -> str:
+    """The JSON name of a value's type, for error messages."""
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "a boolean"
+    if isinstance(v, int | float):
+        return "a number"
+    if isinstance(v, str):
+        return "a string"
+    if isinstance(v, list):
+        return "an array"
+    return "an object"
+
+
+def check_model(data: dict[str, Any], example: str = "llama3.2") -> Invalid | None:
+    model = data.get("model")
+    if model is None or model == "":
+        return Invalid(f'model is required: name the model to use, e.g. "model": "{example}"',
+                       "model")
+    if not isinstance(model, str):
+        return Invalid(f"model must be a string, not {json_type(model)}", "model")
+    return None
+
+
+def check_types(data: dict[str, Any], **fields: type | tuple[type, ...]) -> Invalid | None:
+    """Each named field, if present and not null, must have the given type(s)."""
+    names = {bool: "true or false", str: "a string", list: "an array", dict: "an object",
+             int: "an integer"}
+    for name, types in fields.items():
+        v = data.get(name)
+        if v is None:
+            continue
+        tt = types if isinstance(types, tuple) else (types,)
+        if not isinstance(v, tt) or (bool not in tt and isinstance(v, bool)):
+            want = " or ".join(names.get(t, t.__name__) for t in tt)
+            return Invalid(f"{name} must be {want}, not {json_type(v)}", name)
+    return None
+
+
+def check_messages(data: dict[str, Any], required: bool, content_lists: bool) -> Invalid | None:
+    """messages must be a list of objects with a string role (and string or list content)."""
+    msgs = data.get("messages")
+    if msgs is None:
+        if required:
+            return Invalid('messages is required: a list such as [{"role": "user", '
+                           '"content": "Hello"}]', "messages")
+        return None
+    if not isinstance(msgs, list):
+        return Invalid(f"messages must be an array of {{role, content}} objects, not "
+                       f"{json_type(msgs)}", "messages")
+    for i, m in enumerate(msgs):
+        if not isinstance(m, dict):
+            return Invalid(f"messages[{i}] must be an object with role and content, not "
+                           f"{json_type(m)}", f"messages[{i}]")
+        if not isinstance(m.get("role"), str):
+            return Invalid(f'messages[{i}].role must be a string such as "user"',
+                           f"messages[{i}].role")
+        content = m.get("content")
+        allowed = (str, list) if content_lists else (str,)
+        if content is not None and not isinstance(content, allowed):
+            want = "a string or an array of content parts" if content_lists else "a string"
+            return Invalid(f"messages[{i}].content must be {want}, not {json_type(content)}",
+                           f"messages[{i}].content")
+    return None

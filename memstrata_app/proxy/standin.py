@@ -1,0 +1,265 @@
+"""A stand-in for Ollama: a real loopback HTTP server that follows Ollama's documented protocol.
+
+Used by the tests, the GUI tests and the TTFB benchmark. Usage:
+
+    with OllamaStandIn() as up:          # serves on 127.0.0.1:<random port>
+        up.url                           # "http://127.0.0.1:54321"
+        up.requests                      # list[RecordedRequest], oldest first
+        up.last("/api/chat").json        # the body the upstream received
+
+Models: "standin-chat" (chat/generate) and "standin-embed" (embeddings); any other name
+answers 404 `model "x" not found, try pulling it first`. The reply echoes the last user
+text: "You said: <text>" plus " [memory]" when a <memstrata-memory> block reached the
+model. A user text containing "[[midstream-error]]" makes a stream fail after its first
+chunk with one more error frame. `chunk_delay` (seconds) spaces the streamed chunks.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import ipaddress
+import json
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from .server import ServerThread
+
+VERSION = "0.14.2"
+CHAT_MODEL = "standin-chat:latest"
+EMBED_MODEL = "standin-embed:latest"
+MODELS = (CHAT_MODEL, EMBED_MODEL)
+MIDSTREAM_ERROR = "[[midstream-error]]"
+MEMORY_TAG = "<memstrata-memory>"
+NDJSON = "application/x-ndjson"
+
+
+@dataclass
+class RecordedRequest:
+    """One request as the stand-in received it."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: bytes
+    json: Any = None
+
+
+@dataclass
+class Reply:
+    """What the stand-in model answers to one request."""
+
+    model: str
+    text: str
+    memory_seen: bool
+    fail_midstream: bool
+    prompt_tokens: int
+    chunks: list[str] = field(default_factory=list)
+
+
+class ApiError(Exception):
+    def __init__(self, status: int, message: str):
+        super().__init__(message)
+        self.status, self.message = status, message
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat().replace("+00:00", "Z")
+
+
+def full_name(model: str) -> str:
+    return model if ":" in model else model + ":latest"
+
+
+def make_reply(model: Any, user_text: str, system_text: str, kind: str = "chat") -> Reply:
+    """The deterministic answer, or ApiError for a missing/unknown model."""
+    if not isinstance(model, str) or not model:
+        raise ApiError(400, "model is required")
+    name = full_name(model)
+    if name not in MODELS:
+        raise ApiError(404, f'model "{model}" not found, try pulling it first')
+    if name == EMBED_MODEL and kind != "embed":
+        raise ApiError(400, f'"{model}" does not support {kind}')
+    seen = MEMORY_TAG in system_text
+    text = f"You said: {user_text.strip()}" + (" [memory]" if seen else "")
+    words = text.split(" ")
+    chunks = [w + " " for w in words[:-1]] + [words[-1]]
+    return Reply(name, text, seen, MIDSTREAM_ERROR in user_text,
+                 len((system_text + user_text).split()), chunks)
+
+
+def text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(p.get("text", "") for p in content
+                         if isinstance(p, dict) and p.get("type") == "text")
+    return ""
+
+
+def split_chat(messages: Any) -> tuple[str, str]:
+    """(last user text, all system text) of a chat message list."""
+    user, system = "", []
+    for m in messages if isinstance(messages, list) else []:
+        if not isinstance(m, dict):
+            continue
+        if m.get("role") in ("system", "developer"):
+            system.append(text_of(m.get("content")))
+        elif m.get("role") == "user":
+            user = text_of(m.get("content"))
+    return user, "\n".join(system)
+
+
+def vector(text: str, dim: int = 8) -> list[float]:
+    digest = hashlib.sha256(text.encode()).digest()
+    return [round(b / 255.0 - 0.5, 6) for b in digest[:dim]]
+
+
+def timings(reply: Reply) -> dict[str, Any]:
+    return {"total_duration": 123_000_000, "load_duration": 1_000_000,
+            "prompt_eval_count": reply.prompt_tokens, "prompt_eval_duration": 2_000_000,
+            "eval_count": len(reply.chunks), "eval_duration": 100_000_000}
+
+
+def host_allowed(host: str) -> bool:
+    """Ollama's rule: loopback, private addresses, localhost and *.localhost/.local/.internal."""
+    h = host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+    h = h.strip("[]").lower()
+    if h in ("localhost", "") or h.endswith((".localhost", ".local", ".internal")):
+        return True
+    try:
+        ip = ipaddress.ip_address(h)
+    except ValueError:
+        return False
+    return ip.is_loopback or ip.is_private or ip.is_unspecified
+
+
+class _Recorder:
+    """ASGI middleware: refuse foreign Host headers (403, as Ollama does), record every request."""
+
+    def __init__(self, app: ASGIApp, standin: OllamaStandIn):
+        self.app, self.standin = app, standin
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        if not host_allowed(headers.get("host", "")):
+            await Response(status_code=403)(scope, receive, send)
+            return
+        chunks, more = [], True
+        while more:
+            msg = await receive()
+            chunks.append(msg.get("body", b""))
+            more = msg.get("more_body", False)
+        body = b"".join(chunks)
+        try:
+            parsed = json.loads(body) if body else None
+        except ValueError:
+            parsed = None
+        self.standin.requests.append(
+            RecordedRequest(scope["method"], scope["path"], headers, body, parsed))
+        delivered = False
+
+        async def replay() -> dict[str, Any]:
+            nonlocal delivered
+            if not delivered:
+                delivered = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
+
+
+class OllamaStandIn:
+    """A local Ollama stand-in on 127.0.0.1 (random port), run in a background thread."""
+
+    def __init__(self, chunk_delay: float = 0.0, port: int = 0):
+        self.chunk_delay = chunk_delay
+        self.requests: list[RecordedRequest] = []
+        from .standin_routes import build_routes
+
+        app = Starlette(routes=build_routes(self))
+        self._thread = ServerThread(_Recorder(app, self), "127.0.0.1", port, name="ollama-standin")
+
+    @property
+    def url(self) -> str:
+        return self._thread.url
+
+    def start(self) -> OllamaStandIn:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._thread.stop()
+
+    def __enter__(self) -> OllamaStandIn:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def last(self, path: str) -> RecordedRequest:
+        """The most recent request to `path` (AssertionError if none)."""
+        for r in reversed(self.requests):
+            if r.path == path:
+                return r
+        raise AssertionError(f"the stand-in received no request for {path}")
+
+    def clear(self) -> None:
+        self.requests.clear()
+
+    async def stream(self, reply: Reply, frame: Callable[[str, int], bytes],
+                     error_frame: Callable[[str], bytes], first: bytes = b"",
+                     last: bytes = b"") -> AsyncIterator[bytes]:
+        """Yield frames chunk by chunk, with the configured delay and the mid-stream failure."""
+        if first:
+            yield first
+        for i, piece in enumerate(reply.chunks):
+            if i and self.chunk_delay:
+                await asyncio.sleep(self.chunk_delay)
+            yield frame(piece, i)
+            if reply.fail_midstream:
+                yield error_frame("an error was encountered while running the model: "
+                                  "unexpected EOF")
+                return
+        if last:
+            yield last
+
+
+async def read_json(request: Request) -> dict[str, Any]:
+    """The body as an object, or ApiError 400 with Go's style of JSON message."""
+    raw = await request.body()
+    try:
+        data = json.loads(raw) if raw else {}
+    except ValueError:
+        raise ApiError(400, "invalid character looking for beginning of value") from None
+    if not isinstance(data, dict):
+        raise ApiError(400, "json: cannot unmarshal into Go value of type api.Request")
+    return data
+
+
+def ollama_errors(handler: Callable[[Request], Any]) -> Callable[[Request], Any]:
+    async def wrapped(request: Request) -> Response:
+        try:
+            return await handler(request)
+        except ApiError as e:
+            return JSONResponse({"error": e.message}, status_code=e.status)
+    return wrapped
+
+
+def ndjson(lines: AsyncIterator[bytes]) -> StreamingResponse:
+    return StreamingResponse(lines, media_type=NDJSON)
+
+
+def root(request: Request) -> Response:
+    return PlainTextResponse("Ollama is running")
+

@@ -1,0 +1,287 @@
+"""The stand-in's endpoints: Ollama native (NDJSON) and its OpenAI and Anthropic SSE APIs."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import TYPE_CHECKING, Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from .standin import (
+    CHAT_MODEL,
+    EMBED_MODEL,
+    MODELS,
+    VERSION,
+    ApiError,
+    Reply,
+    full_name,
+    make_reply,
+    ndjson,
+    now_iso,
+    ollama_errors,
+    read_json,
+    root,
+    split_chat,
+    text_of,
+    timings,
+    vector,
+)
+
+if TYPE_CHECKING:
+    from .standin import OllamaStandIn
+
+SSE = "text/event-stream"
+
+
+def _model_entry(name: str) -> dict[str, Any]:
+    family = "bert" if name == EMBED_MODEL else "llama"
+    return {"name": name, "model": name, "modified_at": "2026-01-01T00:00:00Z",
+            "size": 1_000_000, "digest": "0" * 64,
+            "details": {"parent_model": "", "format": "gguf", "family": family,
+                        "families": [family], "parameter_size": "1B",
+                        "quantization_level": "Q4_K_M"}}
+
+
+def _stream_flag(data: dict[str, Any]) -> bool:
+    return data.get("stream", True) is not False
+
+
+def build_routes(up: OllamaStandIn) -> list[Route]:
+    def nd(obj: dict[str, Any]) -> bytes:
+        return json.dumps(obj).encode() + b"\n"
+
+    def nd_error(msg: str) -> bytes:
+        return nd({"error": msg})
+
+    # --- Ollama native -------------------------------------------------------------------
+    @ollama_errors
+    async def chat(request: Request) -> Response:
+        data = await read_json(request)
+        user, system = split_chat(data.get("messages"))
+        reply = make_reply(data.get("model"), user, system)
+        base = {"model": reply.model}
+        done = {**base, "created_at": now_iso(), "done": True, "done_reason": "stop",
+                **timings(reply)}
+        if not _stream_flag(data):
+            return JSONResponse({**done, "message": {"role": "assistant", "content": reply.text}})
+
+        def frame(piece: str, i: int) -> bytes:
+            return nd({**base, "created_at": now_iso(),
+                       "message": {"role": "assistant", "content": piece}, "done": False})
+
+        last = nd({**done, "message": {"role": "assistant", "content": ""}})
+        return ndjson(up.stream(reply, frame, nd_error, last=last))
+
+    @ollama_errors
+    async def generate(request: Request) -> Response:
+        data = await read_json(request)
+        prompt = data.get("prompt") or ""
+        reply = make_reply(data.get("model"), prompt, data.get("system") or "", "generate")
+        base = {"model": reply.model}
+        if not prompt:  # an empty prompt loads the model
+            return JSONResponse({**base, "created_at": now_iso(), "response": "", "done": True,
+                                 "done_reason": "load"})
+        done = {**base, "created_at": now_iso(), "done": True, "done_reason": "stop",
+                "context": [1, 2, 3], **timings(reply)}
+        if not _stream_flag(data):
+            return JSONResponse({**done, "response": reply.text})
+
+        def frame(piece: str, i: int) -> bytes:
+            return nd({**base, "created_at": now_iso(), "response": piece, "done": False})
+
+        return ndjson(up.stream(reply, frame, nd_error, last=nd({**done, "response": ""})))
+
+    @ollama_errors
+    async def embed(request: Request) -> Response:
+        data = await read_json(request)
+        make_reply(data.get("model"), "", "", "embed")
+        inputs = data.get("input", [])
+        inputs = [inputs] if isinstance(inputs, str) else inputs
+        return JSONResponse({"model": full_name(data["model"]),
+                             "embeddings": [vector(t) for t in inputs],
+                             "total_duration": 1_000_000, "load_duration": 100_000,
+                             "prompt_eval_count": len(inputs)})
+
+    @ollama_errors
+    async def embeddings(request: Request) -> Response:
+        data = await read_json(request)
+        make_reply(data.get("model"), "", "", "embed")
+        return JSONResponse({"embedding": vector(data.get("prompt") or "")})
+
+    @ollama_errors
+    async def show(request: Request) -> Response:
+        data = await read_json(request)
+        name = data.get("model") or data.get("name")
+        make_reply(name, "", "", "embed")
+        caps = ["embedding"] if full_name(name) == EMBED_MODEL else ["completion", "tools"]
+        entry = _model_entry(full_name(name))
+        return JSONResponse({"license": "MIT", "modelfile": f"FROM {entry['name']}\n",
+                             "parameters": "num_ctx 4096", "template": "{{ .Prompt }}",
+                             "details": entry["details"], "capabilities": caps,
+                             "model_info": {"general.architecture": entry["details"]["family"],
+                                            "llama.context_length": 4096},
+                             "modified_at": entry["modified_at"]})
+
+    async def tags(request: Request) -> Response:
+        return JSONResponse({"models": [_model_entry(m) for m in MODELS]})
+
+    async def ps(request: Request) -> Response:
+        entry = {**_model_entry(CHAT_MODEL), "expires_at": "2099-01-01T00:00:00Z",
+                 "size_vram": 1_000_000}
+        return JSONResponse({"models": [entry]})
+
+    async def version(request: Request) -> Response:
+        return JSONResponse({"version": VERSION})
+
+    # --- OpenAI compatible ---------------------------------------------------------------
+    def oa_error(e: ApiError) -> JSONResponse:
+        etype = {400: "invalid_request_error", 404: "not_found_error"}.get(e.status, "api_error")
+        return JSONResponse({"error": {"message": e.message, "type": etype, "param": None,
+                                       "code": None}}, status_code=e.status)
+
+    def sse(obj: Any) -> bytes:
+        return b"data: " + json.dumps(obj).encode() + b"\n\n"
+
+    def oa_stream_error(msg: str) -> bytes:
+        return sse({"error": {"message": msg, "type": "api_error", "param": None, "code": None}})
+
+    def usage(reply: Reply) -> dict[str, int]:
+        return {"prompt_tokens": reply.prompt_tokens, "completion_tokens": len(reply.chunks),
+                "total_tokens": reply.prompt_tokens + len(reply.chunks)}
+
+    async def oa_chat(request: Request) -> Response:
+        try:
+            data = await read_json(request)
+            user, system = split_chat(data.get("messages"))
+            reply = make_reply(data.get("model"), user, system)
+        except ApiError as e:
+            return oa_error(e)
+        head = {"id": "chatcmpl-42", "created": int(time.time()), "model": reply.model,
+                "system_fingerprint": "fp_ollama"}
+        if not data.get("stream"):
+            return JSONResponse({**head, "object": "chat.completion", "choices": [
+                {"index": 0, "message": {"role": "assistant", "content": reply.text},
+                 "finish_reason": "stop"}], "usage": usage(reply)})
+        chunk = {**head, "object": "chat.completion.chunk"}
+
+        def frame(piece: str, i: int) -> bytes:
+            return sse({**chunk, "choices": [{"index": 0, "delta": {
+                "role": "assistant", "content": piece}, "finish_reason": None}]})
+
+        tail = sse({**chunk, "choices": [{"index": 0, "delta": {"role": "assistant",
+                                                                "content": ""},
+                                          "finish_reason": "stop"}]})
+        if (data.get("stream_options") or {}).get("include_usage"):
+            tail += sse({**chunk, "choices": [], "usage": usage(reply)})
+        tail += b"data: [DONE]\n\n"
+        return StreamingResponse(up.stream(reply, frame, oa_stream_error, last=tail),
+                                 media_type=SSE)
+
+    async def oa_completions(request: Request) -> Response:
+        try:
+            data = await read_json(request)
+            prompt = data.get("prompt") or ""
+            reply = make_reply(data.get("model"), prompt if isinstance(prompt, str) else "", "",
+                               "generate")
+        except ApiError as e:
+            return oa_error(e)
+        head = {"id": "cmpl-42", "object": "text_completion", "created": int(time.time()),
+                "model": reply.model, "system_fingerprint": "fp_ollama"}
+        if not data.get("stream"):
+            return JSONResponse({**head, "choices": [{"text": reply.text, "index": 0,
+                                                      "finish_reason": "stop"}],
+                                 "usage": usage(reply)})
+
+        def frame(piece: str, i: int) -> bytes:
+            return sse({**head, "choices": [{"text": piece, "index": 0, "finish_reason": None}]})
+
+        tail = sse({**head, "choices": [{"text": "", "index": 0, "finish_reason": "stop"}]})
+        return StreamingResponse(up.stream(reply, frame, oa_stream_error,
+                                           last=tail + b"data: [DONE]\n\n"), media_type=SSE)
+
+    async def oa_models(request: Request) -> Response:
+        return JSONResponse({"object": "list", "data": [
+            {"id": m, "object": "model", "created": 1767225600, "owned_by": "library"}
+            for m in MODELS]})
+
+    async def oa_embeddings(request: Request) -> Response:
+        try:
+            data = await read_json(request)
+            make_reply(data.get("model"), "", "", "embed")
+        except ApiError as e:
+            return oa_error(e)
+        inputs = data.get("input", [])
+        inputs = [inputs] if isinstance(inputs, str) else inputs
+        return JSONResponse({"object": "list", "model": full_name(data["model"]), "data": [
+            {"object": "embedding", "embedding": vector(t), "index": i}
+            for i, t in enumerate(inputs)], "usage": {"prompt_tokens": 1, "total_tokens": 1}})
+
+    # --- Anthropic compatible ------------------------------------------------------------
+    def an_error(e: ApiError) -> JSONResponse:
+        etype = {400: "invalid_request_error", 404: "not_found_error"}.get(e.status, "api_error")
+        return JSONResponse({"type": "error", "error": {"type": etype, "message": e.message}},
+                            status_code=e.status)
+
+    def event(name: str, obj: dict[str, Any]) -> bytes:
+        return f"event: {name}\ndata: {json.dumps(obj)}\n\n".encode()
+
+    async def messages(request: Request) -> Response:
+        try:
+            data = await read_json(request)
+            user, _ = split_chat(data.get("messages"))
+            system = text_of(data.get("system"))
+            reply = make_reply(data.get("model"), user, system)
+        except ApiError as e:
+            return an_error(e)
+        msg = {"id": "msg_42", "type": "message", "role": "assistant", "model": reply.model,
+               "stop_sequence": None}
+        if not data.get("stream"):
+            return JSONResponse({**msg, "content": [{"type": "text", "text": reply.text}],
+                                 "stop_reason": "end_turn", "usage": {
+                                     "input_tokens": reply.prompt_tokens,
+                                     "output_tokens": len(reply.chunks)}})
+        first = (event("message_start", {"type": "message_start", "message": {
+                     **msg, "content": [], "stop_reason": None,
+                     "usage": {"input_tokens": reply.prompt_tokens, "output_tokens": 0}}})
+                 + event("content_block_start", {"type": "content_block_start", "index": 0,
+                                                 "content_block": {"type": "text", "text": ""}})
+                 + event("ping", {"type": "ping"}))
+
+        def frame(piece: str, i: int) -> bytes:
+            return event("content_block_delta", {"type": "content_block_delta", "index": 0,
+                                                 "delta": {"type": "text_delta", "text": piece}})
+
+        def err(m: str) -> bytes:
+            return event("error", {"type": "error", "error": {"type": "api_error", "message": m}})
+
+        last = (event("content_block_stop", {"type": "content_block_stop", "index": 0})
+                + event("message_delta", {"type": "message_delta", "delta": {
+                    "stop_reason": "end_turn", "stop_sequence": None},
+                    "usage": {"output_tokens": len(reply.chunks)}})
+                + event("message_stop", {"type": "message_stop"}))
+        return StreamingResponse(up.stream(reply, frame, err, first=first, last=last),
+                                 media_type=SSE)
+
+    async def not_found(request: Request) -> Response:
+        return Response("404 page not found", status_code=404, media_type="text/plain")
+
+    return [
+        Route("/", root, methods=["GET", "HEAD"]),
+        Route("/api/version", version, methods=["GET", "HEAD"]),
+        Route("/api/tags", tags, methods=["GET", "HEAD"]),
+        Route("/api/ps", ps, methods=["GET"]),
+        Route("/api/show", show, methods=["POST"]),
+        Route("/api/chat", chat, methods=["POST"]),
+        Route("/api/generate", generate, methods=["POST"]),
+        Route("/api/embed", embed, methods=["POST"]),
+        Route("/api/embeddings", embeddings, methods=["POST"]),
+        Route("/v1/chat/completions", oa_chat, methods=["POST"]),
+        Route("/v1/completions", oa_completions, methods=["POST"]),
+        Route("/v1/models", oa_models, methods=["GET"]),
+        Route("/v1/embeddings", oa_embeddings, methods=["POST"]),
+        Route("/v1/messages", messages, methods=["POST"]),
+        Route("/{path:path}", not_found, methods=["GET", "HEAD", "POST", "PUT", "DELETE"]),
+    ]
