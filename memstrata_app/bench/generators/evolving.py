@@ -131,7 +131,7 @@ def categories(names: Names) -> list[Category]:
     def page_param(r: random.Random, n: int) -> tuple[str, list[str]]:
         noun = names.take("page_param", lambda: r.choice(vocab.NOUNS))
         return f"{noun} search", r.sample(
-            ["limit", "per_page", "page_size", "size", "max_results", "count", "top"], n)
+            ["limit", "per_page", "page_size", "max_results", "count", "top", "rows"], n)
 
     def auth(r: random.Random, n: int) -> tuple[str, list[str]]:
         s = names.take("auth", lambda: f"{r.choice(vocab.SERVICES)} API")
