@@ -1,0 +1,121 @@
+"""MCP server over stdio (`memstrata mcp`): remember, recall, history, forget and review tools.
+
+For Claude Code (`claude mcp add memstrata -- memstrata mcp`) and Cursor (`~/.cursor/mcp.json`).
+stdout carries the protocol; logs go to stderr.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import UTC, datetime
+from typing import Any
+
+from mcp.server import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+
+from ..engine import EngineError
+
+log = logging.getLogger(__name__)
+
+INSTRUCTIONS = (
+    "MemStrata is the user's local project memory. It knows which facts are still true: when a "
+    "value changes, the old one is retired. Call `remember` when the user states a fact, a "
+    "decision or a changed value; call `recall` before answering questions about the project "
+    "(ports, limits, owners, versions, conventions) and prefer its facts over older messages."
+)
+
+
+def _time(value: str | None, name: str) -> datetime | None:
+    if not value:
+        return None
+    try:
+        t = datetime.fromisoformat(value.strip())
+    except ValueError:
+        raise ToolError(f"{name} {value!r} is not an ISO 8601 date-time, "
+                         "e.g. 2026-03-01T12:00:00Z") from None
+    return t if t.tzinfo else t.replace(tzinfo=UTC)
+
+
+def _hit(h: Any) -> dict[str, Any]:
+    d = h.to_dict()
+    return {k: d[k] for k in ("text", "assertion_id", "valid_from", "valid_to", "score",
+                              "subject", "relation", "object")}
+
+
+def build_server(engine: Any) -> MCPServer:
+    """The MCP server with its tools bound to `engine`."""
+    server = MCPServer("memstrata", instructions=INSTRUCTIONS)
+
+    def guarded(fn: Any, *args: Any) -> Any:
+        try:
+            return fn(*args)
+        except EngineError as e:  # known failures become tool errors with the engine's message
+            raise ToolError(str(e)) from None
+
+    @server.tool()
+    def remember(text: str, at: str | None = None) -> dict[str, Any]:
+        """Store a statement in memory. A new value for a known fact retires the old one.
+
+        `at`: when it was true/said (ISO 8601), default now.
+        """
+        if not text.strip():
+            raise ToolError("text is empty: pass the statement to remember")
+        res = guarded(engine.ingest, text, "mcp", _time(at, "at"))
+        return res.to_dict()
+
+    @server.tool()
+    def recall(query: str, k: int = 5, as_of: str | None = None) -> dict[str, Any]:
+        """Current facts relevant to `query` (only values still true; `as_of` asks the past)."""
+        if not 1 <= k <= 50:
+            raise ToolError("k must be between 1 and 50")
+        hits = guarded(engine.retrieve, query, k, _time(as_of, "as_of"))
+        return {"facts": [_hit(h) for h in hits]}
+
+    @server.tool()
+    def history(subject: str, relation: str) -> dict[str, Any]:
+        """Every value a fact (subject + relation, e.g. "auth service" + "port") has had."""
+        chain = guarded(engine.history, subject, relation)
+        return {"history": [a.to_dict() for a in chain]}
+
+    @server.tool()
+    def forget(assertion_id: int) -> dict[str, Any]:
+        """Retract a stored statement by id (it stays in the audit history)."""
+        return guarded(engine.forget, assertion_id).to_dict()
+
+    @server.tool()
+    def quarantine() -> dict[str, Any]:
+        """Low-confidence statements waiting for review (not used until approved)."""
+        return {"quarantined": [a.to_dict() for a in guarded(engine.quarantined)]}
+
+    @server.tool()
+    def approve(assertion_id: int) -> dict[str, Any]:
+        """Approve a quarantined statement so it becomes a current fact."""
+        return guarded(engine.approve, assertion_id).to_dict()
+
+    @server.tool()
+    def reject(assertion_id: int) -> dict[str, Any]:
+        """Reject a quarantined statement (kept for audit, never used)."""
+        return guarded(engine.reject, assertion_id).to_dict()
+
+    return server
+
+
+def run_stdio(engine: Any) -> None:
+    """Serve the tools over stdin/stdout until the client closes the pipe."""
+    build_server(engine).run("stdio")
+
+
+def main() -> None:
+    """Open the user's ledger (MEMSTRATA_HOME honoured) and serve MCP over stdio."""
+    from .. import paths
+    from ..engine import MemoryEngine
+    from ..settings import Settings
+
+    settings = Settings.load()
+    with MemoryEngine.open(paths.db_path(), embedder=settings.get("embedder"),
+                           quarantine_threshold=settings.get("quarantine_threshold")) as engine:
+        run_stdio(engine)
+
+
+if __name__ == "__main__":
+    main()
