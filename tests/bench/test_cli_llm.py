@@ -1,0 +1,52 @@
+"""CLI routing and the optional answer level, without an engine run or a real Ollama."""
+
+from __future__ import annotations
+
+import sys
+import types
+
+import pytest
+
+from memstrata_app.bench import cli
+from memstrata_app.bench.generators import Question
+from memstrata_app.bench.llm import answer_level, judge
+
+
+@pytest.mark.parametrize("sub", ["perf", "ttfb"])
+def test_subcommands_route_to_their_modules(sub: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[list[str]] = []
+    fake = types.ModuleType(f"memstrata_app.bench.{sub}")
+    fake.main = lambda argv: seen.append(argv) or 3  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, f"memstrata_app.bench.{sub}", fake)
+    import memstrata_app.bench as pkg
+
+    monkeypatch.setattr(pkg, sub, fake, raising=False)
+    assert cli.main([sub, "--x", "1"]) == 3
+    assert seen == [["--x", "1"]]
+
+
+def test_help_exits_cleanly(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as e:
+        cli.main(["--help"])
+    assert e.value.code == 0
+    out = capsys.readouterr().out
+    assert "--quick" in out and "--llm" in out and "--write-docs" in out
+
+
+def _q() -> Question:
+    return Question("x", "dependency_bump", "version", "current", "Which version of httpx?",
+                    "httpx", ("0.27.0",), ("0.26.1",))
+
+
+def test_answers_are_judged_by_whole_value_tokens() -> None:
+    assert judge("0.27.0", _q()) == "correct"
+    assert judge("httpx 0.27.0.", _q()) == "correct"
+    assert judge("0.26.1", _q()) == "stale"
+    assert judge("0.27.0 or 0.26.1", _q()) == "stale"
+    assert judge("UNKNOWN", _q()) == "abstained"
+    assert judge("0.27", _q()) == "wrong"
+
+
+def test_answer_level_skips_with_a_message_when_no_ollama_answers() -> None:
+    res = answer_level("llama3.2", [_q()], {"naive_rag": [["x"]]}, host="http://127.0.0.1:9")
+    assert "skipped" in res["message"] and "table" not in res
