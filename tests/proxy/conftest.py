@@ -1,0 +1,66 @@
+"""Endpoint fixtures: an Ollama stand-in upstream and our endpoint before it, on real sockets."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Iterator
+
+import anthropic
+import httpx
+import ollama
+import openai
+import pytest
+
+from memstrata_app.proxy import EndpointServer
+from memstrata_app.settings import Settings
+from tests.support.ollama_standin import OllamaStandIn
+
+
+@pytest.fixture
+def settings() -> Settings:
+    """Defaults, not saved anywhere."""
+    return Settings(None)
+
+
+@pytest.fixture
+def upstream() -> Iterator[OllamaStandIn]:
+    with OllamaStandIn() as up:
+        yield up
+
+
+@pytest.fixture
+def endpoint(engine, settings, upstream) -> Iterator[EndpointServer]:
+    """Our endpoint on a free loopback port, forwarding to the stand-in."""
+    server = EndpointServer(engine, settings, port=0, upstream=upstream.url)
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def http(endpoint) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=endpoint.url, timeout=30) as client:
+        yield client
+
+
+@pytest.fixture
+def ollama_client(endpoint) -> ollama.Client:
+    return ollama.Client(host=endpoint.url)
+
+
+@pytest.fixture
+def openai_client(endpoint) -> openai.OpenAI:
+    return openai.OpenAI(base_url=endpoint.url + "/v1", api_key="sk-test-secret", max_retries=0)
+
+
+@pytest.fixture
+def anthropic_client(endpoint) -> anthropic.Anthropic:
+    return anthropic.Anthropic(base_url=endpoint.url, api_key="sk-ant-test-secret",
+                               max_retries=0)
+
+
+def closed_port() -> int:
+    """A loopback port with nothing listening on it."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]

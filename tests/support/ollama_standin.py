@@ -1,0 +1,17 @@
+"""The Ollama stand-in for tests (the implementation lives in the package, for the benchmark).
+
+    with OllamaStandIn() as up:
+        up.url, up.requests, up.last("/api/chat").json
+"""
+
+from memstrata_app.proxy.standin import (
+    CHAT_MODEL,
+    EMBED_MODEL,
+    MEMORY_TAG,
+    MIDSTREAM_ERROR,
+    OllamaStandIn,
+    RecordedRequest,
+)
+
+__all__ = ["CHAT_MODEL", "EMBED_MODEL", "MEMORY_TAG", "MIDSTREAM_ERROR", "OllamaStandIn",
+           "RecordedRequest"]
