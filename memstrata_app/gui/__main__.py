@@ -1,0 +1,5 @@
+"""`python -m memstrata_app.gui` opens the desktop app."""
+
+from .app import main
+
+raise SystemExit(main())

@@ -1,0 +1,66 @@
+"""Desktop app entry point: `memstrata` with no arguments, or `python -m memstrata_app.gui`."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+import time
+from pathlib import Path
+
+_T0 = time.perf_counter()
+log = logging.getLogger(__name__)
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="memstrata", description="MemStrata desktop app")
+    p.add_argument("--db", type=Path, default=None, help="ledger file (default: in the data dir)")
+    p.add_argument("--exit-when-ready", action="store_true", help=argparse.SUPPRESS)
+    return p.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Open the window at once; the ledger opens and the embedder loads on the worker thread."""
+    args = parse_args(argv)
+    from PySide6.QtWidgets import QApplication
+
+    from memstrata_app import paths
+    from memstrata_app.settings import Settings
+
+    from .state import AppState
+    from .window import MainWindow
+    from .worker import EngineClient
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    app.setApplicationName("MemStrata")
+    app.setOrganizationName("MemStrata")
+    app.setQuitOnLastWindowClosed(False)
+    settings = Settings.load()
+    db = args.db or paths.db_path()
+    client = EngineClient.for_path(db, embedder=settings.get("embedder"),
+                                   quarantine_threshold=settings.get("quarantine_threshold"))
+    state = AppState(client, settings)
+    win = MainWindow(state)
+    win.show()
+    shown_ms = (time.perf_counter() - _T0) * 1000
+    log.info("window shown %.0f ms after the app module loaded", shown_ms)
+
+    def on_interactive() -> None:
+        ms = (time.perf_counter() - _T0) * 1000
+        log.info("interactive (ledger on screen) %.0f ms after the app module loaded", ms)
+        if args.exit_when_ready:
+            win.quit()
+
+    win.interactive.connect(on_interactive)
+    client.error.connect(lambda m: args.exit_when_ready and win.quit())
+    if not win.tray.available:
+        app.setQuitOnLastWindowClosed(True)
+    app.aboutToQuit.connect(win.shutdown)
+    code = app.exec()
+    win.shutdown()
+    return int(code)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,126 @@
+"""The as-of bar: a slider over the ledger's time range plus a date-time field for precision."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtWidgets import QDateTimeEdit, QHBoxLayout, QLabel, QPushButton, QSlider, QWidget
+
+from .state import AppState
+from .style import from_qdatetime, to_qdatetime
+from .worker import Change
+
+TICKS = 1000
+
+
+class AsOfBar(QWidget):
+    """Moving the slider (or editing the field) sets `AppState.as_of`; the right end means now."""
+
+    def __init__(self, state: AppState, parent: QWidget | None = None):
+        super().__init__(parent)
+        self._state = state
+        self._lo: datetime | None = None
+        self._hi: datetime | None = None
+        self.slider = QSlider(Qt.Orientation.Horizontal)
+        self.slider.setObjectName("as_of_slider")
+        self.slider.setRange(0, TICKS)
+        self.slider.setValue(TICKS)
+        self.slider.setToolTip("Drag left to see the ledger as it stood at an earlier time")
+        self.edit = QDateTimeEdit()
+        self.edit.setObjectName("as_of_edit")
+        self.edit.setCalendarPopup(True)
+        self.edit.setDisplayFormat("yyyy-MM-dd HH:mm:ss")
+        self.edit.setTimeZone(to_qdatetime(datetime.now(UTC)).timeZone())
+        self.now_button = QPushButton("Now")
+        self.now_button.setToolTip("Back to the present: only currently valid facts")
+        self.now_button.clicked.connect(self.go_now)
+        self.label = QLabel("As of: <b>now</b>")
+        self.label.setMinimumWidth(150)
+        self._debounce = QTimer(self, singleShot=True, interval=150)
+        self._debounce.timeout.connect(self._emit)
+        self.slider.valueChanged.connect(self._on_slider)
+        self.edit.dateTimeChanged.connect(self._on_edit)
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(8, 4, 8, 4)
+        layout.addWidget(self.label)
+        layout.addWidget(self.slider, 1)
+        layout.addWidget(self.edit)
+        layout.addWidget(self.now_button)
+        self._pending: datetime | None = None
+        state.client.changed.connect(self._on_changed)
+        self.setEnabled(False)
+
+    def refresh_range(self) -> None:
+        """Ask the worker for the ledger's time range and span the slider over it (to now)."""
+        self._state.client.call("time range", lambda e: e.time_range(), self._set_range,
+                                failure=lambda _e: None)
+
+    def _set_range(self, rng: tuple[datetime, datetime] | None) -> None:
+        now = datetime.now(UTC)
+        if rng is None:
+            self.setEnabled(False)
+            return
+        self._lo, self._hi = rng[0], max(rng[1], now)
+        self.setEnabled(True)
+        self.edit.blockSignals(True)
+        self.edit.setDateTimeRange(to_qdatetime(self._lo), to_qdatetime(self._hi))
+        self.edit.setDateTime(to_qdatetime(self._state.as_of or now))
+        self.edit.blockSignals(False)
+        self._place_slider(self._state.as_of)
+
+    def _place_slider(self, t: datetime | None) -> None:
+        self.slider.blockSignals(True)
+        self.slider.setValue(TICKS if t is None else self._tick(t))
+        self.slider.blockSignals(False)
+
+    def _tick(self, t: datetime) -> int:
+        if self._lo is None or self._hi is None or self._hi <= self._lo:
+            return TICKS
+        f = (t - self._lo) / (self._hi - self._lo)
+        return max(0, min(TICKS, round(f * TICKS)))
+
+    def time_at(self, tick: int) -> datetime | None:
+        """The instant a slider position stands for (None at the right end: now)."""
+        if tick >= TICKS or self._lo is None or self._hi is None:
+            return None
+        return self._lo + (self._hi - self._lo) * (tick / TICKS)
+
+    def set_time(self, t: datetime | None) -> None:
+        """Programmatic equivalent of picking `t` in the field (None: now)."""
+        self._place_slider(t)
+        self._schedule(t)
+
+    def _on_slider(self, tick: int) -> None:
+        t = self.time_at(tick)
+        self.edit.blockSignals(True)
+        self.edit.setDateTime(to_qdatetime(t or datetime.now(UTC)))
+        self.edit.blockSignals(False)
+        self._schedule(t)
+
+    def _on_edit(self, q: Any) -> None:
+        t = from_qdatetime(q)
+        if self._hi is not None and t >= self._hi:
+            t = None  # the field's maximum is now
+        self._place_slider(t)
+        self._schedule(t)
+
+    def go_now(self) -> None:
+        self.set_time(None)
+
+    def _schedule(self, t: datetime | None) -> None:
+        self._pending = t
+        self.label.setText("As of: <b>now</b>" if t is None else
+                           f"As of: <b style='color:#d9822b'>{t.astimezone():%Y-%m-%d %H:%M}</b>")
+        self._debounce.start()
+
+    def _emit(self) -> None:
+        self._state.set_as_of(self._pending)
+
+    def _on_changed(self, change: Change) -> None:
+        if change.kind in ("ledger", "review"):
+            self.refresh_range()
+
+    def shutdown(self) -> None:
+        self._debounce.stop()

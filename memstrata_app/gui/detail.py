@@ -1,0 +1,151 @@
+"""The ledger's detail pane: one row's sentence, provenance, validity and its chain."""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from .state import AppState
+from .style import STATUS_COLORS, fmt_time_long, heading, muted, status_color, status_text
+from .worker import Operation
+
+CHAIN_ID_ROLE = Qt.ItemDataRole.UserRole + 2
+
+
+class DetailPane(QWidget):
+    """Shows the selected assertion and loads its supersession chain from the worker."""
+
+    chain_loaded = Signal(int)  # number of rows in the chain
+    chain_row_picked = Signal(int)  # an assertion id from the chain
+
+    def __init__(self, state: AppState, parent: QWidget | None = None):
+        super().__init__(parent)
+        self._state = state
+        self._current: Any = None
+        self._gen = 0
+        self.sentence = QLabel()
+        self.sentence.setWordWrap(True)
+        self.sentence.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.sentence.setStyleSheet("font-size: 15px; padding: 6px; background: palette(base);"
+                                    "border: 1px solid palette(mid); border-radius: 4px;")
+        self.fields: dict[str, QLabel] = {}
+        form = QFormLayout()
+        form.setLabelAlignment(Qt.AlignmentFlag.AlignRight)
+        for name in ("Status", "Key", "Value", "Valid", "Recorded", "Retired", "Source",
+                     "Method", "Confidence", "Reinforced", "Superseded by", "Reason"):
+            label = QLabel()
+            label.setWordWrap(True)
+            label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+            self.fields[name] = label
+            form.addRow(name + ":", label)
+        self.chain = QListWidget()
+        self.chain.setObjectName("chain")
+        self.chain.itemActivated.connect(self._on_chain_activated)
+        self.timeline_button = QPushButton("Show in timeline")
+        self.timeline_button.clicked.connect(self._show_timeline)
+        self.forget_button = QPushButton("Forget…")
+        self.forget_button.setToolTip("Retract this row: it stays in the ledger for audit only")
+        self.forget_button.clicked.connect(self._forget)
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.timeline_button)
+        buttons.addWidget(self.forget_button)
+        buttons.addStretch(1)
+        self.placeholder = muted("Select a row to see its sentence, provenance and history.")
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.placeholder)
+        layout.addWidget(heading("Source sentence"))
+        layout.addWidget(self.sentence)
+        layout.addLayout(form)
+        layout.addWidget(heading("Chain (oldest first)"))
+        layout.addWidget(self.chain, 1)
+        layout.addLayout(buttons)
+        self.show_assertion(None)
+
+    def show_assertion(self, a: Any) -> None:
+        """Fill the pane from `a` (an Assertion, or None to clear) and load its chain."""
+        self._current = a
+        self._gen += 1
+        self.chain.clear()
+        has = a is not None
+        for w in (self.timeline_button, self.forget_button):
+            w.setEnabled(has and getattr(a, "subject", None) is not None)
+        self.forget_button.setEnabled(has and status_text(a.status) in ("active", "plain"))
+        self.placeholder.setVisible(not has)
+        if a is None:
+            self.sentence.setText("")
+            for label in self.fields.values():
+                label.setText("")
+            return
+        self.sentence.setText(a.text)
+        color = STATUS_COLORS.get(status_text(a.status), "#666")
+        f = self.fields
+        f["Status"].setText(f"<b style='color:{color}'>{status_text(a.status)}</b>  · #{int(a.id)}")
+        key = f"{a.subject} · {a.relation}" if a.subject else "(plain fact)"
+        f["Key"].setText(html.escape(key))
+        f["Value"].setText(html.escape(a.object or "—"))
+        f["Valid"].setText(f"{fmt_time_long(a.valid_from)} → {fmt_time_long(a.valid_to)}")
+        f["Recorded"].setText(fmt_time_long(a.recorded_at))
+        f["Retired"].setText(fmt_time_long(a.retired_at, "—"))
+        f["Source"].setText(html.escape(a.source))
+        f["Method"].setText(html.escape(a.method))
+        f["Confidence"].setText(f"{a.confidence:.2f}")
+        f["Reinforced"].setText(f"{a.reinforced}×")
+        f["Superseded by"].setText(f"#{int(a.superseded_by)}" if a.superseded_by else "—")
+        f["Reason"].setText(html.escape(a.reason or "—"))
+        if a.subject and a.relation:
+            gen, subject, relation = self._gen, a.subject, a.relation
+            self._state.client.submit(Operation(
+                "history", lambda e: e.history(subject, relation),
+                lambda rows: self._on_chain(gen, rows)))
+
+    def _on_chain(self, gen: int, rows: list[Any]) -> None:
+        if gen != self._gen:
+            return
+        self.chain.clear()
+        current = int(self._current.id) if self._current is not None else -1
+        for r in rows:
+            text = (f"{r.object}   {fmt_time_long(r.valid_from)} → {fmt_time_long(r.valid_to)}"
+                    f"   [{status_text(r.status)}]")
+            item = QListWidgetItem(text)
+            item.setToolTip(r.text)
+            item.setForeground(status_color(r.status))
+            item.setData(CHAIN_ID_ROLE, int(r.id))
+            if int(r.id) == current:
+                font = item.font()
+                font.setBold(True)
+                item.setFont(font)
+            self.chain.addItem(item)
+        self.chain_loaded.emit(len(rows))
+
+    def _on_chain_activated(self, item: QListWidgetItem) -> None:
+        self.chain_row_picked.emit(int(item.data(CHAIN_ID_ROLE)))
+
+    def _show_timeline(self) -> None:
+        a = self._current
+        if a is not None and a.subject and a.relation:
+            self._state.pick_key(a.subject, a.relation)
+
+    def _forget(self) -> None:
+        from PySide6.QtWidgets import QMessageBox
+
+        a = self._current
+        if a is None:
+            return
+        answer = QMessageBox.question(
+            self, "Forget this row?",
+            f"“{a.text}” will no longer be retrieved. It stays in the ledger as retracted.")
+        if answer == QMessageBox.StandardButton.Yes:
+            aid = int(a.id)
+            self._state.client.call("forget", lambda e: e.forget(aid), writes=("ledger",))

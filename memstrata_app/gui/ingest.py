@@ -1,0 +1,211 @@
+"""Ingest tab: remember a statement by hand (with its `at` time), or bulk-import a file."""
+
+from __future__ import annotations
+
+import html
+import json
+import logging
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QDateTimeEdit,
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QPlainTextEdit,
+    QProgressBar,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from .state import AppState
+from .style import from_qdatetime, heading, muted, status_color, to_qdatetime
+from .worker import Operation
+
+log = logging.getLogger(__name__)
+Item = tuple[str, datetime | None]
+
+
+def read_statements(path: Path) -> list[Item]:
+    """Statements from a file: one per line (.txt/.md) or JSON lines with "text" and "at"."""
+    items: list[Item] = []
+    raw = path.read_text("utf-8")
+    if path.suffix.lower() in (".jsonl", ".ndjson"):
+        for n, line in enumerate(raw.splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+                at = datetime.fromisoformat(rec["at"]) if rec.get("at") else None
+                items.append((str(rec["text"]), at))
+            except (ValueError, KeyError, TypeError) as e:
+                msg = f'{path.name} line {n}: expected {{"text", "at"}} ({e})'
+                raise ValueError(msg) from e
+        return items
+    return [(line.strip(), None) for line in raw.splitlines() if line.strip()]
+
+
+class IngestView(QWidget):
+    """Write path by hand; bulk imports run on the worker with progress and a Cancel button."""
+
+    ingested = Signal(object)  # IngestResult
+    import_finished = Signal(str, int)  # ("done" | "cancelled" | "failed", items written)
+
+    def __init__(self, state: AppState, parent: QWidget | None = None):
+        super().__init__(parent)
+        self._state = state
+        self._job: Operation | None = None
+        self.text = QPlainTextEdit()
+        self.text.setObjectName("ingest_text")
+        self.text.setPlaceholderText("The api-gateway listens on port 8443.\n"
+                                     "From 1 March the rate limit is 500 requests per minute.")
+        self.source = QLineEdit("app")
+        self.source.setMaximumWidth(160)
+        self.now = QCheckBox("now")
+        self.now.setChecked(True)
+        self.at = QDateTimeEdit(to_qdatetime(datetime.now(UTC)))
+        self.at.setCalendarPopup(True)
+        self.at.setDisplayFormat("yyyy-MM-dd HH:mm")
+        self.at.setEnabled(False)
+        self.now.toggled.connect(lambda on: self.at.setEnabled(not on))
+        self.remember = QPushButton("Remember")
+        self.remember.setDefault(True)
+        self.remember.clicked.connect(self.submit_text)
+        row = QHBoxLayout()
+        row.addWidget(QLabel("Source:"))
+        row.addWidget(self.source)
+        row.addWidget(QLabel("Said at:"))
+        row.addWidget(self.now)
+        row.addWidget(self.at)
+        row.addStretch(1)
+        row.addWidget(self.remember)
+        self.results = QListWidget()
+        self.results.setObjectName("ingest_results")
+        self.import_button = QPushButton("Import file…")
+        self.import_button.clicked.connect(self._pick_file)
+        self.progress = QProgressBar()
+        self.progress.setObjectName("import_progress")
+        self.progress.setVisible(False)
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setVisible(False)
+        self.cancel_button.clicked.connect(self.cancel_import)
+        self.import_status = muted()
+        bulk = QHBoxLayout()
+        bulk.addWidget(self.import_button)
+        bulk.addWidget(self.progress, 1)
+        bulk.addWidget(self.cancel_button)
+        layout = QVBoxLayout(self)
+        layout.addWidget(heading("Tell memory something"))
+        layout.addWidget(self.text, 1)
+        layout.addLayout(row)
+        layout.addWidget(heading("What the write path did"))
+        layout.addWidget(self.results, 2)
+        layout.addWidget(heading("Bulk import"))
+        layout.addWidget(muted("A text file (one statement per line) or JSON lines with "
+                               "{\"text\": …, \"at\": ISO time}. Runs in the background."))
+        layout.addLayout(bulk)
+        layout.addWidget(self.import_status)
+
+    def submit_text(self) -> None:
+        text = self.text.toPlainText().strip()
+        if not text:
+            return
+        source = self.source.text().strip() or "app"
+        at = None if self.now.isChecked() else from_qdatetime(self.at.dateTime())
+        self.remember.setEnabled(False)
+
+        def done(result: Any) -> None:
+            self.remember.setEnabled(True)
+            self.text.clear()
+            self._show_result(result)
+            self.ingested.emit(result)
+
+        def fail(exc: BaseException) -> None:
+            self.remember.setEnabled(True)
+            self.results.insertItem(0, f"Not stored: {exc}")
+
+        self._state.client.submit(Operation("ingest", lambda e: e.ingest(text, source, at), done,
+                                            fail, writes=("ledger", "review")))
+
+    def _show_result(self, result: Any) -> None:
+        for a in reversed(list(result)):
+            action = getattr(a.action, "value", a.action)
+            key = f"{a.subject} · {a.relation} = {a.object}" if a.subject else "plain fact"
+            ids = ", #".join(str(int(r)) for r in a.retired)
+            retired = f", retired #{ids}" if a.retired else ""
+            self.results.insertItem(0, f"{action.upper():12} #{int(a.assertion_id)}  {key}"
+                                       f"{retired}   “{a.text}”")
+            item = self.results.item(0)
+            colour = {"novel": "active", "superseded": "active", "quarantined": "quarantined",
+                      "prose": "plain", "history": "superseded"}.get(action, "superseded")
+            item.setForeground(status_color(colour))
+            item.setToolTip(html.escape(a.text))
+
+    # --- bulk import --------------------------------------------------------------------------
+    def _pick_file(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Import statements", "",
+                                              "Statements (*.txt *.md *.jsonl *.ndjson);;All (*)")
+        if path:
+            self.import_file(Path(path))
+
+    def import_file(self, path: Path) -> None:
+        try:
+            items = read_statements(path)
+        except (OSError, ValueError) as e:
+            self.import_status.setText(f"Could not read {path.name}: {e}")
+            return
+        self.import_items(items, source=f"import:{path.name}")
+
+    def import_items(self, items: list[Item], source: str = "import") -> Operation:
+        """Run `ingest_many` on the worker; progress shows here and Cancel stops it."""
+        op = Operation("import", lambda e: None, writes=("ledger", "review"))
+        op.fn = lambda e: e.ingest_many(items, source, progress=op.report, cancel=op.cancel)
+        op.progress = self._on_progress
+        op.success = lambda results: self._finish("done", len(results))
+        op.failure = self._on_import_failed
+        self._job = op
+        self.progress.setRange(0, max(len(items), 1))
+        self.progress.setValue(0)
+        self.progress.setVisible(True)
+        self.cancel_button.setVisible(True)
+        self.cancel_button.setEnabled(True)
+        self.import_button.setEnabled(False)
+        self.import_status.setText(f"Importing {len(items)} statements…")
+        return self._state.client.submit(op)
+
+    def _on_progress(self, done: int, total: int) -> None:
+        self.progress.setRange(0, max(total, 1))
+        self.progress.setValue(done)
+        self.import_status.setText(f"Imported {done:,} of {total:,}…")
+
+    def cancel_import(self) -> None:
+        if self._job is not None:
+            self._job.cancel.set()
+            self.cancel_button.setEnabled(False)
+            self.import_status.setText("Cancelling…")
+
+    def _on_import_failed(self, exc: BaseException) -> None:
+        if type(exc).__name__ == "Cancelled":
+            self._finish("cancelled", self.progress.value())
+        else:
+            self.import_status.setText(f"Import failed: {exc}")
+            self._finish("failed", self.progress.value())
+
+    def _finish(self, how: str, n: int) -> None:
+        self._job = None
+        self.progress.setVisible(False)
+        self.cancel_button.setVisible(False)
+        self.import_button.setEnabled(True)
+        if how == "done":
+            self.import_status.setText(f"Imported {n:,} statements.")
+        elif how == "cancelled":
+            self.import_status.setText(f"Cancelled after {n:,} statements; "
+                                       "those stay in the ledger.")
+        self.import_finished.emit(how, n)

@@ -1,0 +1,229 @@
+"""Ledger tab: search, filters and a paged, sortable table with a detail pane."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QItemSelection, Qt, QTimer
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QSplitter,
+    QTableView,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from .detail import DetailPane
+from .ledger_model import LedgerModel
+from .state import AppState
+from .style import STATUS_COLORS, fmt_time
+from .worker import Change
+
+FILTER_STATUSES = ("active", "superseded", "quarantined", "rejected", "plain", "retracted")
+ANY = "any"
+
+
+class LedgerView(QWidget):
+    """Everything the ledger holds, filtered; selecting a row fills the detail pane."""
+
+    def __init__(self, state: AppState, parent: QWidget | None = None):
+        super().__init__(parent)
+        self._state = state
+        self.model = LedgerModel(state.client, self)
+        self.search = QLineEdit(placeholderText="Search sentences, subjects, values…")
+        self.search.setClearButtonEnabled(True)
+        self._search_timer = QTimer(self, singleShot=True, interval=250)
+        self._search_timer.timeout.connect(self._apply_search)
+        self.search.textChanged.connect(lambda _: self._search_timer.start())
+        self.search.returnPressed.connect(self._apply_search)
+        self.status_buttons: dict[str, QToolButton] = {}
+        filters = QHBoxLayout()
+        filters.addWidget(self.search, 3)
+        for name in FILTER_STATUSES:
+            b = QToolButton(text=name, checkable=True)
+            b.setObjectName(f"status_{name}")
+            b.setToolTip(f"Show {name} rows (none checked: all)")
+            b.setStyleSheet(f"QToolButton:checked {{ background: {STATUS_COLORS[name]};"
+                            " color: white; border-radius: 3px; }")
+            b.toggled.connect(self._apply_statuses)
+            self.status_buttons[name] = b
+            filters.addWidget(b)
+        self.source = self._combo("Source")
+        self.relation = self._combo("Relation")
+        filters.addWidget(QLabel("Source:"))
+        filters.addWidget(self.source, 1)
+        filters.addWidget(QLabel("Relation:"))
+        filters.addWidget(self.relation, 1)
+        self.count = QLabel()
+        self.count.setObjectName("ledger_count")
+        self.as_of_label = QLabel()
+        self.as_of_label.setStyleSheet("color: #b5651d; font-weight: 600;")
+
+        self.table = QTableView()
+        self.table.setModel(self.model)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.setAlternatingRowColors(True)
+        self.table.setSortingEnabled(True)
+        self.table.sortByColumn(0, Qt.SortOrder.DescendingOrder)
+        self.table.verticalHeader().hide()
+        self.table.verticalHeader().setDefaultSectionSize(22)
+        self.table.setWordWrap(False)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(4, QHeaderView.ResizeMode.Stretch)
+        for col, width in ((0, 52), (1, 90), (2, 130), (3, 110), (5, 120), (6, 120),
+                           (7, 120), (8, 70), (9, 50)):
+            self.table.setColumnWidth(col, width)
+        header.sortIndicatorChanged.connect(self._on_sort_indicator)
+        self._sort = (0, Qt.SortOrder.DescendingOrder)
+        self.table.selectionModel().selectionChanged.connect(self._on_selection)
+        self.table.doubleClicked.connect(self._open_timeline)
+        self.detail = DetailPane(state)
+        self.detail.chain_row_picked.connect(self.select_id)
+
+        left = QWidget()
+        lv = QVBoxLayout(left)
+        lv.setContentsMargins(0, 0, 0, 0)
+        lv.addLayout(filters)
+        lv.addWidget(self.table, 1)
+        foot = QHBoxLayout()
+        foot.addWidget(self.count)
+        foot.addStretch(1)
+        foot.addWidget(self.as_of_label)
+        lv.addLayout(foot)
+        split = QSplitter()
+        split.addWidget(left)
+        split.addWidget(self.detail)
+        split.setStretchFactor(0, 3)
+        split.setStretchFactor(1, 1)
+        split.setSizes([1000, 380])
+        layout = QVBoxLayout(self)
+        layout.addWidget(split)
+
+        self.model.total_changed.connect(self._on_total)
+        self.model.modelReset.connect(lambda: self.detail.show_assertion(None))
+        self.model.loaded.connect(self._reselect)
+        state.as_of_changed.connect(self._on_as_of)
+        state.client.changed.connect(self._on_changed)
+        self._want_id: int | None = None
+
+    def _combo(self, what: str) -> QComboBox:
+        c = QComboBox()
+        c.setObjectName(what.lower())
+        c.setEditable(True)
+        c.addItem(ANY)
+        c.setMinimumContentsLength(8)
+        c.setToolTip(f"Only rows whose {what.lower()} is this (any: all)")
+        c.currentTextChanged.connect(self._apply_combos)
+        return c
+
+    def start(self) -> None:
+        """First load, once the ledger is open."""
+        from memstrata_app.engine import LedgerFilter
+
+        self.model.set_filter(LedgerFilter(as_of=self._state.as_of))
+        self.refresh_choices()
+
+    def refresh_choices(self) -> None:
+        """Fill the source and relation pickers from what the ledger holds."""
+
+        def choices(e: Any) -> tuple[list[str], list[str]]:
+            st = e.stats()
+            sources = sorted(st.get("sources", {}) or [])
+            relations = sorted(st.get("relations", {}) or e.vocabulary().keys())
+            return sources, relations
+
+        self._state.client.call("ledger choices", choices, self._fill_choices,
+                                failure=lambda _e: None)
+
+    def _fill_choices(self, result: tuple[list[str], list[str]]) -> None:
+        for combo, items in zip((self.source, self.relation), result, strict=True):
+            current = combo.currentText()
+            combo.blockSignals(True)
+            combo.clear()
+            combo.addItem(ANY)
+            combo.addItems([str(i) for i in items])
+            combo.setCurrentText(current)
+            combo.blockSignals(False)
+
+    # --- filters ------------------------------------------------------------------------------
+    def _apply_search(self) -> None:
+        self._search_timer.stop()
+        text = self.search.text().strip()
+        self.model.update_filter(search=text or None)
+
+    def _apply_statuses(self) -> None:
+        from memstrata_app.engine import Status
+
+        chosen = tuple(Status(n) for n, b in self.status_buttons.items() if b.isChecked())
+        self.model.update_filter(statuses=chosen)
+
+    def _apply_combos(self) -> None:
+        src, rel = self.source.currentText().strip(), self.relation.currentText().strip()
+        self.model.update_filter(source=None if src in ("", ANY) else src,
+                                 relation=None if rel in ("", ANY) else rel)
+
+    def _on_as_of(self, t: Any) -> None:
+        self.as_of_label.setText(f"Showing rows valid at {fmt_time(t)}" if t else "")
+        self.model.update_filter(as_of=t)
+
+    def _on_sort_indicator(self, column: int, order: Qt.SortOrder) -> None:
+        if LedgerModel.sortable(column):
+            self._sort = (column, order)
+            return
+        header = self.table.horizontalHeader()
+        header.blockSignals(True)
+        header.setSortIndicator(*self._sort)
+        header.blockSignals(False)
+
+    def _on_total(self, n: int) -> None:
+        self.count.setText(f"{n:,} row{'s' if n != 1 else ''}")
+
+    def _on_changed(self, change: Change) -> None:
+        if change.kind in ("ledger", "review"):
+            sel = self.selected()
+            self._want_id = int(sel.id) if sel is not None else None
+            self.model.reload()
+            self.refresh_choices()
+
+    # --- selection ----------------------------------------------------------------------------
+    def selected(self) -> Any:
+        rows = self.table.selectionModel().selectedRows()
+        return self.model.assertion(rows[0].row()) if rows else None
+
+    def _on_selection(self, _new: QItemSelection, _old: QItemSelection) -> None:
+        self.detail.show_assertion(self.selected())
+
+    def select_row(self, row: int) -> None:
+        self.table.selectRow(row)
+        self.table.scrollTo(self.model.index(row, 0))
+
+    def select_id(self, assertion_id: int) -> None:
+        """Select the row with this id if loaded, else just show it in the detail pane."""
+        row = self.model.row_of(assertion_id)
+        if row >= 0:
+            self.select_row(row)
+        else:
+            self._state.client.call("get", lambda e: e.get(assertion_id),
+                                    self.detail.show_assertion)
+
+    def _reselect(self) -> None:
+        if self._want_id is not None:
+            row = self.model.row_of(self._want_id)
+            if row >= 0:
+                self._want_id = None
+                self.select_row(row)
+
+    def _open_timeline(self) -> None:
+        a = self.selected()
+        if a is not None and a.subject and a.relation:
+            self._state.pick_key(a.subject, a.relation)
+
+    def shutdown(self) -> None:
+        self._search_timer.stop()

@@ -1,0 +1,159 @@
+"""Query tab: ask a question and see exactly what the endpoint would inject, with scores."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+from PySide6.QtCore import Signal
+from PySide6.QtGui import QFontDatabase
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QPlainTextEdit,
+    QPushButton,
+    QSpinBox,
+    QSplitter,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from .state import AppState
+from .style import fmt_time, heading, muted
+from .worker import Operation
+
+log = logging.getLogger(__name__)
+HEADERS = ("#", "Score", "Sentence", "Key", "Valid from", "Valid to", "ID")
+
+
+def _fallback_block(hits: list[Any], as_of: datetime | None) -> str:
+    lines = [f"Current facts (as of {as_of or datetime.now(UTC):%Y-%m-%d %H:%M}):"]
+    lines += [f"- {h.text}" for h in hits]
+    return "\n".join(lines)
+
+
+def injection_formatter() -> Callable[[list[Any], datetime | None], str]:
+    """The endpoint's own block renderer (`proxy.injection.format_block`), else a local stand-in."""
+    try:
+        from memstrata_app.proxy.injection import format_block
+    except Exception as e:  # the endpoint's extra is not installed
+        log.info("endpoint not importable, showing a plain block: %s", e)
+        return _fallback_block
+
+    def render(hits: list[Any], as_of: datetime | None) -> str:
+        return format_block(hits, now=as_of) or ""
+
+    return render
+
+
+class QueryView(QWidget):
+    """Runs `engine.retrieve(q, k, as_of)` on the worker and shows hits and the injected block."""
+
+    answered = Signal(list)  # the hits
+
+    def __init__(self, state: AppState, parent: QWidget | None = None):
+        super().__init__(parent)
+        self._state = state
+        self.hits: list[Any] = []
+        self.question = QLineEdit(placeholderText="Ask what a coding tool would ask, e.g. "
+                                                  "“which port does the api gateway use?”")
+        self.question.returnPressed.connect(self.run)
+        self.k = QSpinBox()
+        self.k.setRange(1, 50)
+        self.k.setValue(int(state.settings.get("injection_k")))
+        self.k.setPrefix("k = ")
+        self.ask = QPushButton("Retrieve")
+        self.ask.clicked.connect(self.run)
+        self.when = QLabel()
+        self.when.setStyleSheet("color: #d9822b; font-weight: 600;")
+        top = QHBoxLayout()
+        top.addWidget(self.question, 1)
+        top.addWidget(self.k)
+        top.addWidget(self.ask)
+        self.table = QTableWidget(0, len(HEADERS))
+        self.table.setObjectName("query_hits")
+        self.table.setHorizontalHeaderLabels(HEADERS)
+        self.table.verticalHeader().hide()
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.horizontalHeader().setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
+        for col, w in ((0, 30), (1, 60), (3, 190), (4, 120), (5, 120), (6, 50)):
+            self.table.setColumnWidth(col, w)
+        self.block = QPlainTextEdit()
+        self.block.setObjectName("injected_block")
+        self.block.setReadOnly(True)
+        self.block.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self.timing = muted()
+        split = QSplitter()
+        split.setOrientation(split.orientation().Vertical)
+        top_w = QWidget()
+        tv = QVBoxLayout(top_w)
+        tv.setContentsMargins(0, 0, 0, 0)
+        tv.addWidget(heading("Retrieved (what passes the ledger's validity filter)"))
+        tv.addWidget(self.table)
+        bottom_w = QWidget()
+        bv = QVBoxLayout(bottom_w)
+        bv.setContentsMargins(0, 0, 0, 0)
+        bv.addWidget(heading("Injected into the request"))
+        bv.addWidget(self.block)
+        split.addWidget(top_w)
+        split.addWidget(bottom_w)
+        layout = QVBoxLayout(self)
+        layout.addLayout(top)
+        layout.addWidget(self.when)
+        layout.addWidget(split, 1)
+        layout.addWidget(self.timing)
+        state.as_of_changed.connect(self._on_as_of)
+        self._format: Callable[[list[Any], datetime | None], str] | None = None
+        self._on_as_of(state.as_of)
+
+    def _on_as_of(self, t: datetime | None) -> None:
+        self.when.setText(f"Answering as of {fmt_time(t)} (move the as-of slider to change)"
+                          if t else "")
+
+    def run(self) -> None:
+        q = self.question.text().strip()
+        if not q:
+            return
+        k, as_of = self.k.value(), self._state.as_of
+        started = time.perf_counter()
+        self.ask.setEnabled(False)
+        if not self._state.client.is_warm:
+            self.timing.setText("Loading the embedder…")
+
+        def done(hits: list[Any]) -> None:
+            self.ask.setEnabled(True)
+            self._show(hits, as_of, (time.perf_counter() - started) * 1000)
+
+        def fail(exc: BaseException) -> None:
+            self.ask.setEnabled(True)
+            self.timing.setText(f"Retrieval failed: {exc}")
+
+        self._state.client.submit(
+            Operation("retrieve", lambda e: e.retrieve(q, k, as_of), done, fail))
+
+    def _show(self, hits: list[Any], as_of: datetime | None, ms: float) -> None:
+        self.hits = list(hits)
+        self.table.setRowCount(len(hits))
+        for i, h in enumerate(hits):
+            key = f"{h.subject} · {h.relation} = {h.object}" if h.subject else "(plain fact)"
+            cells = (str(i + 1), f"{h.score:.3f}", h.text, key, fmt_time(h.valid_from),
+                     fmt_time(h.valid_to, "open"), str(int(h.assertion_id)))
+            for j, c in enumerate(cells):
+                item = QTableWidgetItem(c)
+                item.setToolTip(h.text)
+                self.table.setItem(i, j, item)
+        if self._format is None:  # imported on first use: the endpoint package is not light
+            self._format = injection_formatter()
+        self.block.setPlainText(self._format(hits, as_of) if hits else "(nothing is injected)")
+        self.timing.setText(f"{len(hits)} hit{'s' if len(hits) != 1 else ''} in {ms:.0f} ms "
+                            "(round trip through the worker)")
+        self.answered.emit(self.hits)

@@ -1,0 +1,137 @@
+"""Settings dialog built from the declared `SETTINGS`; invalid values refused with the reason."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QDialog,
+    QDialogButtonBox,
+    QFormLayout,
+    QLabel,
+    QLineEdit,
+    QVBoxLayout,
+    QWidget,
+)
+
+from memstrata_app import paths
+from memstrata_app.settings import SETTINGS, Setting, Settings, SettingsError
+
+LABELS = {
+    "ollama_url": "Ollama URL",
+    "chat_model": "Chat model",
+    "embedder": "Embedder",
+    "endpoint_port": "Endpoint port",
+    "injection_k": "Facts injected (k)",
+    "ingest_assistant_turns": "Remember assistant turns",
+    "memory_enabled": "Memory injection",
+    "quarantine_threshold": "Quarantine threshold",
+    "start_at_login": "Start at login",
+    "start_endpoint": "Start endpoint with the app",
+}
+ERROR_STYLE = "color: #c8553d;"
+
+
+class SettingsDialog(QDialog):
+    """One row per declared setting; Save validates every value first and saves only if all pass."""
+
+    def __init__(self, settings: Settings, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.setWindowTitle("MemStrata settings")
+        self.setMinimumWidth(560)
+        self.settings = settings
+        self.changed: dict[str, Any] = {}
+        self.editors: dict[str, QLineEdit | QCheckBox] = {}
+        self.errors: dict[str, QLabel] = {}
+        form = QFormLayout()
+        form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+        for s in SETTINGS:
+            form.addRow(LABELS.get(s.name, s.name) + ":", self._row(s))
+        home = QLabel(str(paths.data_dir()))
+        home.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        home.setToolTip(f"Set {paths.ENV_HOME} to keep the ledger and settings elsewhere.")
+        form.addRow("Data directory:", home)
+        self.message = QLabel()
+        self.message.setObjectName("settings_message")
+        self.message.setStyleSheet(ERROR_STYLE)
+        self.message.setWordWrap(True)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Save
+                                   | QDialogButtonBox.StandardButton.Cancel)
+        buttons.accepted.connect(self.save)
+        buttons.rejected.connect(self.reject)
+        self.save_button = buttons.button(QDialogButtonBox.StandardButton.Save)
+        layout = QVBoxLayout(self)
+        layout.addLayout(form)
+        layout.addWidget(self.message)
+        layout.addWidget(buttons)
+
+    def _row(self, s: Setting) -> QWidget:
+        value = self.settings.get(s.name)
+        box = QWidget()
+        v = QVBoxLayout(box)
+        v.setContentsMargins(0, 0, 0, 0)
+        v.setSpacing(1)
+        editor: QLineEdit | QCheckBox
+        if isinstance(s.default, bool):
+            editor = QCheckBox(s.help)
+            editor.setChecked(bool(value))
+        else:
+            editor = QLineEdit(str(value))
+            editor.setToolTip(s.help)
+            editor.setPlaceholderText(s.help)
+            editor.textChanged.connect(lambda _t, name=s.name: self._validate(name))
+        editor.setObjectName(f"setting_{s.name}")
+        error = QLabel()
+        error.setStyleSheet(ERROR_STYLE)
+        error.setVisible(False)
+        self.editors[s.name], self.errors[s.name] = editor, error
+        v.addWidget(editor)
+        if not isinstance(editor, QCheckBox):
+            hint = QLabel(s.help)
+            hint.setStyleSheet("color: palette(mid); font-size: 11px;")
+            hint.setWordWrap(True)
+            v.addWidget(hint)
+        v.addWidget(error)
+        return box
+
+    def value(self, name: str) -> Any:
+        editor = self.editors[name]
+        return editor.isChecked() if isinstance(editor, QCheckBox) else editor.text().strip()
+
+    def set_value(self, name: str, value: Any) -> None:
+        editor = self.editors[name]
+        if isinstance(editor, QCheckBox):
+            editor.setChecked(bool(value))
+        else:
+            editor.setText(str(value))
+
+    def _validate(self, name: str) -> str | None:
+        """Check one field against its declaration; show and return the reason it is refused."""
+        try:
+            Settings(None).set(name, self.value(name))
+            reason = None
+        except SettingsError as e:
+            reason = str(e).split(": ", 1)[-1]
+        self.errors[name].setText(reason or "")
+        self.errors[name].setVisible(reason is not None)
+        return reason
+
+    def save(self) -> None:
+        """Refuse (and say why) if any value is invalid; otherwise store all and save the file."""
+        bad = {name: r for name in self.editors if (r := self._validate(name)) is not None}
+        if bad:
+            self.message.setText("Not saved: " + "; ".join(
+                f"{LABELS.get(n, n)} {r}" for n, r in bad.items()))
+            first = next(iter(bad))
+            self.editors[first].setFocus()
+            return
+        before = self.settings.as_dict()
+        for name in self.editors:
+            self.settings.set(name, self.value(name))
+        after = self.settings.as_dict()
+        self.changed = {k: v for k, v in after.items() if before.get(k) != v}
+        self.settings.save()
+        self.message.setText("")
+        self.accept()

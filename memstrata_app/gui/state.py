@@ -1,0 +1,38 @@
+"""What the views share: the engine client, settings, the as-of instant and the picked key."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from PySide6.QtCore import QObject, Signal
+
+from .worker import EngineClient
+
+
+class AppState(QObject):
+    """Passed to every view; views talk to each other only through its signals."""
+
+    as_of_changed = Signal(object)  # datetime | None (None: now, i.e. active rows)
+    key_picked = Signal(str, str)  # (subject, relation): show it in the timeline
+    show_view = Signal(str)  # ask the window to bring a tab forward
+    review_count = Signal(int)
+
+    def __init__(self, client: EngineClient, settings: Any, parent: QObject | None = None):
+        super().__init__(parent)
+        self.client = client
+        self.settings = settings
+        self._as_of: datetime | None = None
+
+    @property
+    def as_of(self) -> datetime | None:
+        return self._as_of
+
+    def set_as_of(self, t: datetime | None) -> None:
+        if t != self._as_of:
+            self._as_of = t
+            self.as_of_changed.emit(t)
+
+    def pick_key(self, subject: str, relation: str) -> None:
+        self.key_picked.emit(subject, relation)
+        self.show_view.emit("timeline")

@@ -1,0 +1,153 @@
+"""Timeline tab: pick a (subject, relation) and see every value it has had, as of any instant."""
+
+from __future__ import annotations
+
+import html
+from datetime import UTC, datetime
+from typing import Any
+
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtWidgets import (
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
+
+from .state import AppState
+from .style import fmt_time, heading, muted
+from .timeline_canvas import TimelineCanvas
+from .worker import Change, Operation
+
+KEY_ROLE = Qt.ItemDataRole.UserRole + 3
+
+
+class TimelineView(QWidget):
+    """Key picker on the left, the chain's bars on the right, a caption saying what holds at T."""
+
+    drawn = Signal()  # a chain was loaded and drawn
+
+    def __init__(self, state: AppState, parent: QWidget | None = None):
+        super().__init__(parent)
+        self._state = state
+        self.key: tuple[str, str] | None = None
+        self._gen = 0
+        self.search = QLineEdit(placeholderText="Find a subject or relation…")
+        self.search.setClearButtonEnabled(True)
+        self._search_timer = QTimer(self, singleShot=True, interval=200)
+        self._search_timer.timeout.connect(self.refresh_keys)
+        self.search.textChanged.connect(lambda _: self._search_timer.start())
+        self.keys = QListWidget()
+        self.keys.setObjectName("timeline_keys")
+        self.keys.currentItemChanged.connect(self._on_key_item)
+        left = QWidget()
+        lv = QVBoxLayout(left)
+        lv.setContentsMargins(0, 0, 0, 0)
+        lv.addWidget(self.search)
+        lv.addWidget(self.keys, 1)
+        self.title = QLabel()
+        self.title.setStyleSheet("font-size: 16px; font-weight: 600;")
+        self.caption = QLabel()
+        self.caption.setObjectName("timeline_caption")
+        self.caption.setWordWrap(True)
+        self.canvas = TimelineCanvas()
+        hint = muted("Bars span each value's validity; arrows link a value to the one that "
+                     "superseded it. Hover a bar for its source sentence. Hatched: awaiting "
+                     "review or rejected.")
+        right = QWidget()
+        rv = QVBoxLayout(right)
+        rv.setContentsMargins(0, 0, 0, 0)
+        rv.addWidget(self.title)
+        rv.addWidget(self.caption)
+        rv.addWidget(self.canvas, 1)
+        rv.addWidget(hint)
+        split = QSplitter()
+        split.addWidget(left)
+        split.addWidget(right)
+        split.setSizes([260, 1000])
+        layout = QVBoxLayout(self)
+        layout.addWidget(heading("Keys"))
+        layout.addWidget(split, 1)
+        state.key_picked.connect(self.show_key)
+        state.as_of_changed.connect(self._on_as_of)
+        state.client.changed.connect(self._on_changed)
+
+    def start(self) -> None:
+        self.refresh_keys()
+
+    def refresh_keys(self) -> None:
+        self._search_timer.stop()
+        text = self.search.text().strip() or None
+        self._state.client.call("keys", lambda e: e.keys(text, 500), self._fill_keys,
+                                failure=lambda _e: None)
+
+    def _fill_keys(self, keys: list[tuple[str, str]]) -> None:
+        self.keys.blockSignals(True)
+        self.keys.clear()
+        for subject, relation in keys:
+            item = QListWidgetItem(f"{subject} · {relation}")
+            item.setData(KEY_ROLE, (subject, relation))
+            self.keys.addItem(item)
+            if self.key == (subject, relation):
+                self.keys.setCurrentItem(item)
+        self.keys.blockSignals(False)
+
+    def _on_key_item(self, item: QListWidgetItem | None, _prev: Any) -> None:
+        if item is not None:
+            self.show_key(*item.data(KEY_ROLE))
+
+    def show_key(self, subject: str, relation: str) -> None:
+        """Load and draw the chain of (subject, relation)."""
+        self.key = (subject, relation)
+        self._gen += 1
+        gen = self._gen
+        self.title.setText(f"{subject} · {relation}")
+        self._state.client.submit(Operation(
+            "history", lambda e: e.history(subject, relation),
+            lambda rows: self._on_rows(gen, rows)))
+
+    def _on_rows(self, gen: int, rows: list[Any]) -> None:
+        if gen != self._gen:
+            return
+        self.canvas.set_rows(rows, self._state.as_of)
+        self._caption()
+        self.drawn.emit()
+
+    def _on_as_of(self, t: datetime | None) -> None:
+        self.canvas.set_as_of(t)
+        self._caption()
+
+    def shown_values(self) -> list[str]:
+        """The values valid at the as-of instant (now when none)."""
+        ids = set(self.canvas.valid_ids())
+        return [str(a.object) for a in self.canvas.rows if int(a.id) in ids]
+
+    def _caption(self) -> None:
+        if not self.canvas.rows:
+            self.caption.setText("")
+            return
+        t = self._state.as_of
+        values = self.shown_values()
+        when = f"as of {fmt_time(t)}" if t else "now"
+        shown = ", ".join(f"<b>{html.escape(v)}</b>" for v in values) or "<i>no value</i>"
+        later = ""
+        if t is not None and t < datetime.now(UTC):
+            current = [str(a.object) for a in self.canvas.rows
+                       if a.valid_to is None and self.canvas._counts(a)]
+            if current and current != values:
+                later = f" (today: {html.escape(', '.join(current))})"
+        n = len(self.canvas.rows)
+        self.caption.setText(f"Valid {when}: {shown}{later} · {n} value{'s' if n != 1 else ''} "
+                             "in its history")
+
+    def _on_changed(self, change: Change) -> None:
+        if change.kind in ("ledger", "review"):
+            self.refresh_keys()
+            if self.key is not None:
+                self.show_key(*self.key)
+
+    def shutdown(self) -> None:
+        self._search_timer.stop()

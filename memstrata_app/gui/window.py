@@ -1,0 +1,229 @@
+"""Main window: the as-of bar over tabbed views, a status bar, and tray-aware closing."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from PySide6.QtCore import Signal
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
+from PySide6.QtWidgets import QApplication, QLabel, QMainWindow, QTabWidget, QVBoxLayout, QWidget
+
+from .asof import AsOfBar
+from .endpoint import EndpointController
+from .icons import badge_icon, strata_icon
+from .ingest import IngestView
+from .ledger_view import LedgerView
+from .query import QueryView
+from .review import ReviewView
+from .state import AppState
+from .timeline import TimelineView
+from .tray import TrayController
+from .worker import Change
+
+log = logging.getLogger(__name__)
+TABS = ("ledger", "timeline", "review", "query", "ingest", "latency")
+
+
+class MainWindow(QMainWindow):
+    """Owns the views, the endpoint controller and the tray; `shutdown` stops everything."""
+
+    interactive = Signal()  # the ledger is open and its first page is on screen
+
+    def __init__(self, state: AppState, tray_available: bool | None = None):
+        super().__init__()
+        self.state = state
+        self.client = state.client
+        self.setWindowTitle("MemStrata")
+        self.setWindowIcon(strata_icon())
+        self.resize(1400, 860)
+        self.asof = AsOfBar(state)
+        self.ledger = LedgerView(state)
+        self.timeline = TimelineView(state)
+        self.review = ReviewView(state)
+        self.query = QueryView(state)
+        self.ingest = IngestView(state)
+        self.latency: Any = None  # built on first view: pyqtgraph loads lazily
+        self._latency_box = QWidget()
+        QVBoxLayout(self._latency_box).setContentsMargins(0, 0, 0, 0)
+        self.bridge: Any = None
+        self.tabs = QTabWidget()
+        self.tabs.setDocumentMode(True)
+        for name, view, title in (
+                (TABS[0], self.ledger, "Ledger"), (TABS[1], self.timeline, "Timeline"),
+                (TABS[2], self.review, "Review"), (TABS[3], self.query, "Query"),
+                (TABS[4], self.ingest, "Ingest"), (TABS[5], self._latency_box, "Latency")):
+            view.setObjectName(f"view_{name}")
+            self.tabs.addTab(view, title)
+        self.tabs.currentChanged.connect(self._on_tab)
+        central = QWidget()
+        v = QVBoxLayout(central)
+        v.setContentsMargins(0, 0, 0, 0)
+        v.setSpacing(0)
+        v.addWidget(self.asof)
+        v.addWidget(self.tabs, 1)
+        self.setCentralWidget(central)
+        self.engine_label, self.endpoint_label = QLabel("Opening the ledger…"), QLabel()
+        self.statusBar().addPermanentWidget(self.endpoint_label)
+        self.statusBar().addPermanentWidget(self.engine_label)
+
+        self.endpoint = EndpointController(self.client, state.settings, self)
+        self.endpoint.state_changed.connect(self._on_endpoint_state)
+        self.endpoint.error.connect(self._show_error)
+        self.tray = TrayController(self.endpoint, tray_available, self)
+        self.tray.open_requested.connect(self.bring_to_front)
+        self.tray.quit_requested.connect(self.quit)
+        self._build_menu()
+        self._quitting = False
+        self._told_about_tray = False
+        self._interactive = False
+        self.is_shut_down = False
+
+        state.show_view.connect(self.show_view)
+        state.review_count.connect(self._on_review_count)
+        self.client.ready.connect(self._on_ready)
+        self.client.warm.connect(lambda: self.engine_label.setText("Embedder ready"))
+        self.client.error.connect(self._show_error)
+        self.client.changed.connect(self._on_changed)
+        self.ledger.model.loaded.connect(self._mark_interactive)
+        self._on_endpoint_state()
+        if self.client.engine is not None:  # the worker beat us to it
+            self._on_ready()
+
+    def _build_menu(self) -> None:
+        from .dialogs import open_settings, run_reindex
+
+        m = self.menuBar().addMenu("&File")
+        for text, keys, slot in (
+                ("Import statements…", "Ctrl+I", self._import),
+                ("Settings…", QKeySequence.StandardKey.Preferences, lambda: open_settings(self)),
+                ("Re-embed the ledger…", None, lambda: run_reindex(self)),
+                ("Quit", QKeySequence.StandardKey.Quit, self.quit)):
+            act = QAction(text, self)
+            if keys is not None:
+                act.setShortcut(QKeySequence(keys))
+            act.triggered.connect(slot)
+            m.addAction(act)
+        mem = self.menuBar().addMenu("&Memory")
+        mem.addAction(self.tray.memory_action)
+        mem.addAction(self.tray.endpoint_action)
+        view = self.menuBar().addMenu("&View")
+        for i in range(self.tabs.count()):
+            act = QAction(self.tabs.tabText(i), self)
+            act.setShortcut(QKeySequence(f"Ctrl+{i + 1}"))
+            act.triggered.connect(lambda _c=False, i=i: self.tabs.setCurrentIndex(i))
+            view.addAction(act)
+
+    # --- startup ------------------------------------------------------------------------------
+    def _on_ready(self) -> None:
+        self.engine_label.setText("Loading the embedder…")
+        self.ledger.start()
+        self.timeline.start()
+        self.review.reload()
+        self.asof.refresh_range()
+        self._refresh_stats()
+        self.client.warm_up()
+        if self.state.settings.get("start_endpoint") and self.endpoint.available:
+            self.endpoint.start()
+        if self.tabs.currentIndex() == TABS.index("latency"):
+            self._build_latency()
+
+    def _mark_interactive(self) -> None:
+        if not self._interactive:
+            self._interactive = True
+            self.interactive.emit()
+
+    def _refresh_stats(self) -> None:
+        def shown(st: dict[str, Any]) -> None:
+            parts = [f"{k.replace('_', ' ')} {v:,}" for k, v in st.items()
+                     if isinstance(v, int) and not isinstance(v, bool)][:5]
+            self.statusBar().showMessage(" · ".join(parts))
+
+        self.client.call("stats", lambda e: e.stats(), shown, failure=lambda _e: None)
+
+    def _on_changed(self, change: Change) -> None:
+        if change.kind in ("ledger", "review"):
+            self._refresh_stats()
+
+    # --- views --------------------------------------------------------------------------------
+    def show_view(self, name: str) -> None:
+        self.tabs.setCurrentIndex(TABS.index(name))
+
+    def _on_tab(self, index: int) -> None:
+        if TABS[index] == "latency" and self.latency is None and self.client.engine is not None:
+            self._build_latency()
+
+    def _build_latency(self) -> None:
+        from .latency import LatencyView, MetricsBridge
+
+        self.bridge = MetricsBridge(self.client.engine.metrics, self)
+        self.latency = LatencyView(self.bridge)
+        self.latency.setObjectName("latency_view")
+        self._latency_box.layout().addWidget(self.latency)
+
+    def _on_review_count(self, n: int) -> None:
+        i = TABS.index("review")
+        self.tabs.setTabText(i, f"Review ({n})" if n else "Review")
+        self.tabs.setTabIcon(i, badge_icon(n))
+        self.tabs.setTabToolTip(i, f"{n} extraction{'s' if n != 1 else ''} awaiting review")
+
+    def _on_endpoint_state(self) -> None:
+        ep = self.endpoint
+        mem = "memory on" if ep.memory_enabled else "memory OFF"
+        if not ep.available:
+            self.endpoint_label.setText(f"Endpoint not installed · {mem}")
+        else:
+            where = f"Endpoint {ep.url}" if ep.running else "Endpoint stopped"
+            self.endpoint_label.setText(f"{where} · {mem}")
+        self.setWindowIcon(strata_icon(ep.memory_enabled, ep.running if ep.available else None))
+
+    def _show_error(self, message: str) -> None:
+        log.warning("%s", message)
+        self.statusBar().showMessage(message, 10000)
+
+    def _import(self) -> None:
+        self.show_view("ingest")
+        self.ingest._pick_file()
+
+    # --- closing ------------------------------------------------------------------------------
+    def bring_to_front(self) -> None:
+        self.show()
+        self.raise_()
+        self.activateWindow()
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        if self.tray.available and not self._quitting:
+            event.ignore()
+            self.hide()
+            if not self._told_about_tray:
+                self._told_about_tray = True
+                self.tray.notify("MemStrata keeps running",
+                                 "Memory stays available to your tools. Use the tray icon to "
+                                 "open the window again or to quit.")
+            return
+        self.shutdown()
+        event.accept()
+        app = QApplication.instance()
+        if app is not None and not self.tray.available:
+            app.quit()
+
+    def quit(self) -> None:
+        self._quitting = True
+        self.close()
+        app = QApplication.instance()
+        if app is not None:
+            app.quit()
+
+    def shutdown(self) -> None:
+        """Stop timers, the endpoint, the metrics feed and the worker thread (idempotent)."""
+        if self.is_shut_down:
+            return
+        self.is_shut_down = True
+        for view in (self.ledger, self.timeline, self.asof, self.latency):
+            if view is not None:
+                view.shutdown()
+        self.endpoint.stop()
+        if self.bridge is not None:
+            self.bridge.close()
+        self.tray.hide()
+        self.client.shutdown()

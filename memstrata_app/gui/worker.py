@@ -1,0 +1,230 @@
+"""One worker thread owns the engine: requests go in by queued signal, results return by signal.
+
+Every engine call the GUI makes is an `Operation`: a function of the engine plus `success` and
+`failure` callbacks that run on the GUI thread. Writes announce a `Change` afterwards so every
+view can decide whether to refresh.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QObject, QThread, Signal, Slot
+
+log = logging.getLogger(__name__)
+
+EngineFn = Callable[[Any], Any]  # takes the MemoryEngine
+
+
+@dataclass(frozen=True)
+class Change:
+    """What a write touched: views refresh when a kind they show changed."""
+
+    kind: str  # "ledger" | "review" | "embedder"
+    op: str
+
+
+@dataclass(eq=False)
+class Operation:
+    """One engine call: `fn(engine)` on the worker, then `success(result)` or `failure(exc)`."""
+
+    name: str
+    fn: EngineFn
+    success: Callable[[Any], None] | None = None
+    failure: Callable[[BaseException], None] | None = None
+    writes: tuple[str, ...] = ()  # Change kinds announced after success
+    progress: Callable[[int, int], None] | None = None
+    cancel: threading.Event = field(default_factory=threading.Event)
+    report: Callable[[int, int], None] | None = None  # set by the client; worker-thread safe
+
+
+class _Worker(QObject):
+    """Lives in the worker thread; runs operations in the order they arrive."""
+
+    opened = Signal(object)  # the engine
+    open_failed = Signal(object)  # the exception
+    done = Signal(object, object)  # operation, result
+    failed = Signal(object, object)  # operation, exception
+    progressed = Signal(object, int, int)  # operation, done, total
+    closed = Signal()
+
+    def __init__(self, opener: Callable[[], Any]):
+        super().__init__()
+        self._opener = opener
+        self.engine: Any = None
+
+    @Slot()
+    def open(self) -> None:
+        try:
+            self.engine = self._opener()
+        except BaseException as e:
+            log.exception("could not open the ledger")
+            self.open_failed.emit(e)
+            return
+        self.opened.emit(self.engine)
+
+    @Slot(object)
+    def run(self, op: Operation) -> None:
+        if self.engine is None:
+            self.failed.emit(op, RuntimeError("the ledger is not open"))
+            return
+        last = [0.0]
+
+        def report(done: int, total: int) -> None:  # at most ~20 updates a second
+            now = time.monotonic()
+            if done >= total or now - last[0] >= 0.05:
+                last[0] = now
+                self.progressed.emit(op, done, total)
+
+        op.report = report
+        try:
+            result = op.fn(self.engine)
+        except BaseException as e:
+            log.debug("operation %s failed: %s", op.name, e)
+            self.failed.emit(op, e)
+            return
+        self.done.emit(op, result)
+
+    @Slot()
+    def close(self) -> None:
+        if self.engine is not None:
+            try:
+                self.engine.close()
+            except Exception:
+                log.exception("closing the ledger failed")
+            self.engine = None
+        self.closed.emit()
+
+
+class EngineClient(QObject):
+    """The GUI's handle on the engine: `submit` operations, listen to `changed`."""
+
+    ready = Signal()  # the ledger is open (the embedder may still be loading)
+    warm = Signal()  # the embedder is loaded
+    error = Signal(str)  # a failure nobody handled, for the status bar
+    changed = Signal(object)  # Change
+    busy = Signal(bool)
+    _run = Signal(object)
+    _close = Signal()
+
+    def __init__(self, opener: Callable[[], Any], parent: QObject | None = None):
+        super().__init__(parent)
+        self.engine: Any = None  # for the endpoint and metrics only; engine calls go via submit
+        self.is_warm = False
+        self._pending = 0
+        self._live: set[Operation] = set()
+        self._thread = QThread()
+        self._thread.setObjectName("memstrata-engine")
+        self._worker = _Worker(opener)
+        self._worker.moveToThread(self._thread)
+        self._thread.started.connect(self._worker.open)
+        self._run.connect(self._worker.run)
+        self._close.connect(self._worker.close)
+        self._worker.opened.connect(self._on_opened)
+        self._worker.open_failed.connect(
+            lambda e: self.error.emit(f"Could not open the ledger: {e}"))
+        self._worker.done.connect(self._on_done)
+        self._worker.failed.connect(self._on_failed)
+        self._worker.progressed.connect(self._on_progress)
+        self._thread.start()
+
+    @classmethod
+    def for_path(cls, path: Path, embedder: Any = "local", **kw: Any) -> EngineClient:
+        """A client whose worker opens the ledger at `path`."""
+
+        def opener() -> Any:
+            from memstrata_app.engine import MemoryEngine
+
+            return MemoryEngine.open(path, embedder=embedder, **kw)
+
+        return cls(opener)
+
+    # --- submitting ---------------------------------------------------------------------------
+    def submit(self, op: Operation) -> Operation:
+        """Queue `op` on the worker; returns it (hold it to cancel)."""
+        self._live.add(op)
+        self._pending += 1
+        if self._pending == 1:
+            self.busy.emit(True)
+        self._run.emit(op)
+        return op
+
+    def call(self, name: str, fn: EngineFn, success: Callable[[Any], None] | None = None,
+             failure: Callable[[BaseException], None] | None = None,
+             writes: tuple[str, ...] = ()) -> Operation:
+        return self.submit(Operation(name, fn, success, failure, writes))
+
+    def warm_up(self) -> None:
+        """Load the embedder on the worker; `warm` fires when it is ready."""
+
+        def done(_: Any) -> None:
+            self.is_warm = True
+            self.warm.emit()
+
+        self.call("warm_up", lambda e: e.warm_up(), done)
+
+    @property
+    def pending(self) -> int:
+        return self._pending
+
+    # --- results (GUI thread) --------------------------------------------------------------
+    @Slot(object)
+    def _on_opened(self, engine: Any) -> None:
+        self.engine = engine
+        self.ready.emit()
+
+    def _finish(self, op: Operation) -> None:
+        self._live.discard(op)
+        self._pending -= 1
+        if self._pending == 0:
+            self.busy.emit(False)
+
+    @Slot(object, object)
+    def _on_done(self, op: Operation, result: Any) -> None:
+        self._finish(op)
+        if op.success is not None:
+            try:
+                op.success(result)
+            except Exception:
+                log.exception("handling the result of %s failed", op.name)
+        for kind in op.writes:
+            self.changed.emit(Change(kind, op.name))
+
+    @Slot(object, object)
+    def _on_failed(self, op: Operation, exc: BaseException) -> None:
+        self._finish(op)
+        if op.failure is not None:
+            op.failure(exc)
+        else:
+            self.error.emit(f"{op.name} failed: {exc}")
+        if _is_cancel(exc):  # a cancelled bulk job may have written part of its items
+            for kind in op.writes:
+                self.changed.emit(Change(kind, op.name))
+
+    @Slot(object, int, int)
+    def _on_progress(self, op: Operation, done: int, total: int) -> None:
+        if op.progress is not None:
+            op.progress(done, total)
+
+    # --- shutdown -----------------------------------------------------------------------------
+    def shutdown(self, timeout_ms: int = 15000) -> None:
+        """Cancel running jobs, close the ledger on its own thread, stop the thread."""
+        if not self._thread.isRunning():
+            return
+        for op in list(self._live):
+            op.cancel.set()
+        self._close.emit()
+        self._thread.quit()
+        if not self._thread.wait(timeout_ms):
+            log.error("the engine worker did not stop in time")
+        self.engine = None
+
+
+def _is_cancel(exc: BaseException) -> bool:
+    return type(exc).__name__ == "Cancelled"
