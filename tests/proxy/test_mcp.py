@@ -1,0 +1,75 @@
+"""The MCP server: a real MCP client session over stdio (subprocess) and in-process."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+from memstrata_app.proxy.mcp_server import build_server
+
+pytestmark = pytest.mark.timeout(120)
+
+
+def _data(result: Any) -> Any:
+    assert not result.is_error, result.content
+    return result.structured_content or json.loads(result.content[0].text)
+
+
+def test_tools_in_process(engine: Any) -> None:
+    async def go() -> None:
+        async with Client(build_server(engine)) as client:
+            names = {t.name for t in (await client.list_tools()).tools}
+            assert {"remember", "recall", "history", "forget", "quarantine"} <= names
+            old = _data(await client.call_tool("remember", {
+                "text": "The deploy window is Tuesday.", "at": "2026-01-01T10:00:00Z"}))
+            new = _data(await client.call_tool("remember", {
+                "text": "The deploy window is Thursday."}))
+            facts = _data(await client.call_tool("recall", {
+                "query": "When is the deploy window?"}))
+            texts = [f["text"] for f in facts["facts"]]
+            assert any("Thursday" in t for t in texts) and not any("Tuesday" in t for t in texts)
+            past = _data(await client.call_tool("recall", {"query": "deploy window",
+                                                           "as_of": "2026-01-02T00:00:00Z"}))
+            assert any("Tuesday" in f["text"] for f in past["facts"])
+            act = new["actions"][0]
+            if act["subject"] and act["relation"]:
+                chain = _data(await client.call_tool("history", {
+                    "subject": act["subject"], "relation": act["relation"]}))["history"]
+                assert old["actions"][0]["assertion_id"] in [a["id"] for a in chain]
+            gone = await client.call_tool("forget", {"assertion_id": 987654})
+            assert gone.is_error and "987654" in gone.content[0].text
+            bad = await client.call_tool("recall", {"query": "x", "as_of": "last week"})
+            assert bad.is_error and "ISO 8601" in bad.content[0].text
+
+    anyio.run(go)
+
+
+@pytest.mark.slow
+def test_run_stdio_over_a_real_pipe(memstrata_home: Path) -> None:
+    env = {"MEMSTRATA_HOME": str(memstrata_home), "HF_HUB_OFFLINE": "1",
+           "TOKENIZERS_PARALLELISM": "false",
+           "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    params = StdioServerParameters(command=sys.executable,
+                                   args=["-m", "memstrata_app.proxy.mcp_server"], env=env,
+                                   cwd=os.getcwd())
+
+    async def go() -> None:
+        async with Client(params, read_timeout_seconds=90) as client:
+            stored = _data(await client.call_tool("remember", {
+                "text": "The staging URL is staging.example.test."}))
+            aid = stored["actions"][0]["assertion_id"]
+            facts = _data(await client.call_tool("recall", {"query": "staging URL"}))
+            assert any("staging.example.test" in f["text"] for f in facts["facts"])
+            _data(await client.call_tool("forget", {"assertion_id": aid}))
+            facts = _data(await client.call_tool("recall", {"query": "staging URL"}))
+            assert not any("staging.example.test" in f["text"] for f in facts["facts"])
+
+    anyio.run(go)
