@@ -1,0 +1,560 @@
+"""Deterministic extraction: (subject, relation, object) assertions from one sentence.
+
+A table of precompiled regex rules, tried in order; the first rule that yields a clean
+assertion wins. Attribute words at the end of a key phrase become the relation
+("the auth service port" -> subject "auth service", relation "port"); see
+`vocabulary.ATTRIBUTE_WORDS`. Confidence policy: explicit patterns >= 0.8, a copula
+with a value-like object 0.75-0.85, a copula with a plain-word object 0.5, a bare
+negation ("does not use X") 0.55.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+
+from .normalize import (
+    COMMENT_RE,
+    CONFIG_KEY_RE,
+    NAME_LIKE_RE,
+    PROJECT_ALIASES,
+    PRONOUNS,
+    URL_RE,
+    VERSION_RE,
+    clean_object,
+    clean_phrase,
+    clean_subject,
+    normalize_entity,
+    normalize_object,
+    normalize_relation,
+    normalize_text,
+    split_env,
+    split_key,
+    split_list,
+    split_sentences,
+    strip_wrapping,
+    take_effective,
+    text_hash,
+    value_kind,
+    with_env,
+)
+from .types import Extraction
+from .vocabulary import (
+    ADVERB_RE,
+    ATTRIBUTE_WORDS,
+    CONTRACTIONS,
+    DEFAULT_VOCABULARY,
+    DOES_NOT_RE,
+    FILLER_RE,
+    HEDGE_RE,
+    IS_NOT_RE,
+    MOVE_VERBS,
+    NAME_PATTERN,
+    NEGATION_RE,
+    NO_LONGER_RE,
+    QUESTION_START_RE,
+    RULES,
+    VERSION_PATTERN,
+    VERSION_VERBS,
+    WILL_RE,
+)
+
+_Triple = tuple[str, str, str, float, str]  # subject, relation, object, confidence, method
+
+__all__ = [
+    "DEFAULT_VOCABULARY", "extract", "normalize_entity", "normalize_object",
+    "normalize_relation", "normalize_text", "split_sentences", "text_hash",
+]
+
+_I = re.IGNORECASE
+
+
+def _third_person(v: str) -> str:
+    low = v.lower()
+    if low in ("have", "be"):
+        return {"have": "has", "be": "is"}[low]
+    if low.endswith(("s", "sh", "ch", "x", "z", "o")):
+        return v + "es"
+    if low.endswith("y") and low[-2:-1] not in "aeiou":
+        return v[:-1] + "ies"
+    return v + "s"
+
+
+# --- rule handlers: each returns triples, or None when the rule does not apply ------
+
+
+def _version_facts(items: list[str]) -> list[tuple[str, str]]:
+    """Items shaped "Name 1.2" -> [(name, version)]; [] unless every item has that shape."""
+    out = []
+    for it in items:
+        m = _NAME_VER.match(it)
+        if not m or m.group("name").lower() in ("port", "version", "v"):
+            return []
+        out.append((m.group("name"), m.group("ver")))
+    return out
+
+
+_NAME_VER = re.compile(rf"^{NAME_PATTERN}\s+(?:version\s+)?{VERSION_PATTERN}$", _I)
+_MULTI_REL = {
+    "depends": "depends_on", "depend": "depends_on", "relies": "depends_on",
+    "rely": "depends_on", "requires": "depends_on", "require": "depends_on",
+    "needs": "depends_on", "uses": "uses", "use": "uses", "using": "uses", "built": "uses",
+    "supports": "supports", "support": "supports", "compatible": "supports",
+    "integrates": "integrates_with", "integrate": "integrates_with", "contains": "contains",
+    "imports": "imports", "import": "imports", "calls": "calls", "call": "calls",
+    "exposes": "exposes", "expose": "exposes", "talks": "connects_to", "talk": "connects_to",
+    "connects": "connects_to", "connect": "connects_to", "reads": "reads_from",
+    "read": "reads_from", "writes": "writes_to", "write": "writes_to", "written": "language",
+}
+_PURPOSE = re.compile(r"\s+(?:for|to|because|so\s+that|since|when|in\s+order\s+to|via)\s+.*$", _I)
+_NOT_A_PLACE = re.compile(
+    r"^(?:every|each|startup|boot|demand|a\s+schedule|schedule|cron|parallel|the\s+background|"
+    r"background|a\s+loop|loop|sequence|order|batches|\d{1,2}(?::\d\d)?\s*(?:am|pm)|"
+    r"(?:mon|tues|wednes|thurs|fri|satur|sun)days?|weekends?|weekdays?|night|midnight|noon)\b",
+    _I,
+)
+
+
+def _objects(raw: str, rel: str) -> list[str]:
+    if rel in ("uses", "depends_on"):
+        raw = _PURPOSE.sub("", raw)
+    items = split_list(raw) if rel in _MULTI_SET else [raw]
+    out: list[str] = []
+    name = None
+    for it in items:
+        obj = clean_object(it, 5 if rel in _MULTI_SET else 8)
+        if obj is None or value_kind(obj) == "prose":
+            return []
+        m = _NAME_VER.match(obj)
+        if m:
+            name = m.group("name")
+        elif name and VERSION_RE.match(obj):
+            obj = f"{name} {obj}"
+        out.append(obj)
+    return out
+
+
+_MULTI_SET = frozenset(r for r, c in DEFAULT_VOCABULARY.items() if c.value == "multi")
+
+
+def _kv_confidence(key: str, value: str, known: bool) -> float | None:
+    kind = value_kind(value)
+    config = bool(CONFIG_KEY_RE.match(key))
+    if kind == "strong":
+        return 0.9 if (config or known) else 0.8
+    if kind == "plain":
+        return 0.75 if (config or known) else 0.5
+    return None
+
+
+def _h_kv(m: re.Match[str]) -> list[_Triple] | None:
+    key, op, value = m.group("k"), m.group("op"), m.group("v").strip()
+    if op in ("~=", ">=", "<="):
+        return None
+    if op == ":" and (value.startswith("//") or (" " in key and not m.group("sp"))):
+        return None
+    value = COMMENT_RE.sub("", value) if value[:1] not in "`'\"" else value
+    obj = clean_object(value)
+    if obj is None:
+        return None
+    if op == "==":
+        return [(clean_phrase(key), "version", obj, 0.9, "rule:version_pin")]
+    if " " not in key and "." in key and not key.startswith("."):
+        owner, _, last = key.rpartition(".")
+        rel = ATTRIBUTE_WORDS.get(last.lower())
+        split = (owner, rel, True) if rel else (key, "value", False)
+    else:
+        split = split_key(key)
+    if split is None:
+        return None
+    subj, rel, known = split
+    conf = _kv_confidence(key, value, known)
+    if conf is None:
+        return None
+    obj, env = split_env(obj)
+    return [(with_env(subj, env), rel, obj, conf, "rule:key_value")]
+
+
+_KIND_WORD = re.compile(
+    r"^(?:the\s+)?(?:function|method|class|module|file|variable|package|table|column|field|"
+    r"type|struct|interface|component|helper|endpoint|route|repo|repository|crate|library|"
+    r"lib|constant|env\s+var)\s+(?=\S)",
+    _I,
+)
+
+
+_KIND_TAIL = re.compile(
+    r"(?<=[`'\"])\s+(?:function|method|class|module|file|variable|package|table|column|"
+    r"field|type|component|helper|endpoint|route|library|constant)$",
+    _I,
+)
+
+
+def _h_rename(m: re.Match[str]) -> list[_Triple] | None:
+    old = m.group("k") or m.group("k2")
+    new = m.group("v") or m.group("v2")
+    old = clean_subject(_KIND_TAIL.sub("", _KIND_WORD.sub("", old.strip())))
+    new = clean_object(_KIND_TAIL.sub("", _KIND_WORD.sub("", new.strip())), 4)
+    if not old or not new or value_kind(new) == "prose":
+        return None
+    return [(old, "name", new, 0.9, "rule:rename")]
+
+
+def _h_removal(rel: str, project: bool = True) -> object:
+    def h(m: re.Match[str]) -> list[_Triple] | None:
+        subj = clean_subject(m.group("s"), project=project)
+        objs = _objects(m.group("o"), rel)
+        if not subj or not objs:
+            return None
+        method = "rule:stop_using" if m.re is RULES["stop_using"] else "rule:drop"
+        return [(subj, rel, o, 0.85, method)
+                for o in objs]
+    return h
+
+
+_DEPS_TARGET = re.compile(
+    r"^(?:(?P<x>.+?)(?:'s|’s)\s+)?(?:the\s+|our\s+|its\s+)?(?:dependencies|deps|requirements|"
+    r"requirements\.txt|package\.json|pyproject(?:\.toml)?|lockfile|dependency\s+list)$",
+    _I,
+)
+
+
+def _h_removed_from(m: re.Match[str]) -> list[_Triple] | None:
+    objs_raw = m.group("o") or m.group("o2")
+    target = (m.group("t") or m.group("t2")).strip()
+    d = _DEPS_TARGET.match(target)
+    if d:
+        subj, rel, conf = clean_subject(d.group("x"), project=True), "depends_on", 0.85
+    elif clean_phrase(target).lower() in (*PROJECT_ALIASES, "tech stack"):
+        subj, rel, conf = "project", "uses", 0.85
+    else:
+        subj, rel, conf = clean_subject(target), "contains", 0.6
+    objs = _objects(objs_raw, rel)
+    if not subj or not objs:
+        return None
+    return [(subj, rel, o, conf, "rule:removed_from") for o in objs]
+
+
+def _h_replaced(m: re.Match[str]) -> list[_Triple] | None:
+    subj = clean_subject(m.group("s") or m.group("s2"), project=True)
+    a = clean_object(m.group("a") or m.group("a2"), 5)
+    b = clean_object(m.group("b") or m.group("b2"), 5)
+    if not subj or not a or not b:
+        return None
+    ma, mb = _NAME_VER.match(a), _NAME_VER.match(b)
+    same = ma and mb and ma.group("name").lower() == mb.group("name").lower()
+    if mb and (same or VERSION_RE.match(a)):
+        return [(mb.group("name"), "version", mb.group("ver"), 0.85, "rule:upgrade_to")]
+    if ma and not mb and VERSION_RE.match(b):
+        return [(ma.group("name"), "version", b, 0.85, "rule:upgrade_to")]
+    if value_kind(a) == "prose" or value_kind(b) == "prose":
+        return None
+    return [(subj, "uses", a, 0.75, "rule:replaced:removed"),
+            (subj, "uses", b, 0.75, "rule:replaced")]
+
+
+_A_DEPENDENCY = re.compile(r"^(?:a|the|our)\s+dependency$", _I)
+
+
+def _h_added(m: re.Match[str]) -> list[_Triple] | None:
+    t = m.group("t")
+    d = _DEPS_TARGET.match(_A_DEPENDENCY.sub("dependencies", t.strip()))
+    rel = "depends_on" if d else "uses"
+    subj = clean_subject(d.group("x") if d else m.group("s"), project=True)
+    objs = _objects(m.group("o"), rel)
+    if not subj or not objs:
+        return None
+    return [(subj, rel, o, 0.85, "rule:added") for o in objs]
+
+
+def _h_upgrade_to(m: re.Match[str]) -> list[_Triple] | None:
+    if m.group("name").lower() in ("port", "version", "v"):
+        return None
+    return [(m.group("name"), "version", m.group("ver"), 0.85, "rule:upgrade_to")]
+
+
+def _h_port(m: re.Match[str]) -> list[_Triple] | None:
+    subj = clean_subject(m.group("s"))
+    if not subj:
+        return None
+    out = [(subj, "port", m.group("p"), 0.9, "rule:port")]
+    h = m.groupdict().get("h")
+    if h:
+        out.append((subj, "host", h, 0.85, "rule:port"))
+    return out
+
+
+def _h_version_on(m: re.Match[str]) -> list[_Triple] | None:
+    name, ver = m.group("name"), m.group("ver")
+    if name.lower() in ("version", "v"):
+        subj = clean_subject(m.group("s"))
+        return [(subj, "version", ver, 0.85, "rule:version_on")] if subj else None
+    if name.lower() == "port":
+        return None
+    return [(name, "version", ver, 0.85, "rule:version_on")]
+
+
+def _h_set(m: re.Match[str]) -> list[_Triple] | None:
+    verb = (m.groupdict().get("verb") or "").lower()
+    key = m.group("k") or m.groupdict().get("k2")
+    val = m.group("v") or m.groupdict().get("v2")
+    if not key or not val or verb == "renamed":
+        return None
+    split = split_key(key)
+    obj = clean_object(val)
+    if split is None or obj is None or value_kind(obj) == "prose":
+        return None
+    subj, rel, known = split
+    if clean_subject(subj) is None:
+        return None
+    obj, env = split_env(obj)
+    if rel == "value" and not known:
+        if verb in VERSION_VERBS and VERSION_RE.match(obj):
+            rel = "version"
+        elif verb in MOVE_VERBS:
+            rel = "location"
+    method = "rule:set_to" if m.re is not RULES["changed_to"] else "rule:changed_to"
+    conf = 0.9 if m.group(0).count(" ") < 12 else 0.8
+    if m.groupdict().get("k2"):
+        conf = 0.8 if value_kind(obj) == "strong" else 0.6
+    return [(with_env(subj, env), rel, obj, conf, method)]
+
+
+_ROLE_REL = {"owned": "owner", "maintained": "owner", "led": "lead", "run": "owner",
+             "managed": "owner", "owns": "owner", "maintains": "owner", "leads": "lead"}
+
+
+def _h_owns(m: re.Match[str]) -> list[_Triple] | None:
+    subj, who = clean_subject(m.group("s")), clean_object(m.group("o"), 4)
+    if not subj or not who or who.lower() in PRONOUNS or value_kind(who) == "prose":
+        return None
+    return [(subj, _ROLE_REL[m.group("v").lower()], who, 0.85, "rule:owner")]
+
+
+def _h_role(m: re.Match[str]) -> list[_Triple] | None:
+    who = clean_object(m.group("o") or m.group("o2"), 4)
+    subj = clean_subject(m.group("s") or m.group("s2"))
+    role = m.group("r") or "on call"
+    if not subj or not who or who.lower() in PRONOUNS or value_kind(who) == "prose":
+        return None
+    return [(subj, normalize_relation(role), who, 0.85, "rule:role")]
+
+
+def _h_deployed(m: re.Match[str]) -> list[_Triple] | None:
+    subj = clean_subject(m.group("s"))
+    loc_raw = m.group("l")
+    verb = (m.groupdict().get("v") or "deployed").lower()
+    prep = (m.groupdict().get("p") or "to").lower()
+    if not subj or _NOT_A_PLACE.match(loc_raw):
+        return None
+    if verb in ("runs", "run", "running") and prep == "at":
+        return None
+    loc = clean_object(loc_raw, 5)
+    if not loc or value_kind(loc) == "prose":
+        return None
+    if URL_RE.match(loc):
+        return [(subj, "url", loc, 0.85, "rule:url_at")]
+    rel = "location" if verb == "located" else "deployed_to"
+    return [(subj, rel, loc, 0.85, "rule:deployed_to")]
+
+
+def _h_url_at(m: re.Match[str]) -> list[_Triple] | None:
+    subj, u = clean_subject(m.group("s")), strip_wrapping(m.group("u"))
+    if not subj:
+        return None
+    if URL_RE.match(u) or u.startswith("/"):
+        return [(subj, "url", u, 0.85, "rule:url_at")]
+    host, _, port = u.partition(":")
+    out = [(subj, "host", host, 0.8, "rule:url_at")]
+    if port.isdigit():
+        out.append((subj, "port", port, 0.85, "rule:url_at"))
+    return out
+
+
+def _h_multi(m: re.Match[str]) -> list[_Triple] | None:
+    verb = m.group("v").lower().split()
+    head = verb[1] if verb[0] in ("is", "are") else verb[0]
+    rel = _MULTI_REL.get(head, "uses")
+    subj = clean_subject(m.group("s"), project=True)
+    if not subj:
+        return None
+    objs = _objects(m.group("o"), rel)
+    if not objs:
+        return None
+    if rel == "uses":
+        versions = _version_facts(objs)
+        if versions:
+            return [(n, "version", v, 0.85, "rule:version_on") for n, v in versions]
+    conf = 0.85 if len(objs) == 1 else 0.8
+    return [(subj, rel, o, conf, f"rule:{rel}") for o in objs]
+
+
+_ROLE_RELS = frozenset(
+    ("owner", "lead", "maintainer", "on_call", "manager", "contact", "architect")
+)
+
+
+def _h_copula(m: re.Match[str]) -> list[_Triple] | None:
+    cop = " ".join(m.group("cop").lower().split())
+    split = split_key(m.group("k"))
+    if split is None:
+        return None
+    subj, rel, known = split
+    if clean_subject(subj) is None:
+        return None
+    obj = clean_object(re.sub(r"^set\s+to\s+", "", m.group("v").strip(), flags=_I), 6)
+    if obj is None:
+        return None
+    obj, env = split_env(obj)
+    kind = value_kind(obj)
+    raw_key = clean_phrase(m.group("k"))
+    config = bool(CONFIG_KEY_RE.match(raw_key))
+    if kind == "prose":
+        return None
+    if rel in _ROLE_RELS and NAME_LIKE_RE.match(obj):
+        conf = 0.85
+    elif kind == "strong":
+        conf = 0.85 if (config or known) else 0.75
+    elif config:
+        conf = 0.75
+    elif known or obj[:1].isupper():
+        conf = 0.5
+    else:
+        return None
+    if cop == "will be":
+        conf = min(conf, 0.7)
+    return [(with_env(subj, env), rel, obj, conf, "rule:copula")]
+
+
+_HANDLERS: tuple[tuple[str, object, bool], ...] = (
+    # (rule, handler, applies under a removal marker)
+    ("rename", _h_rename, False),
+    ("stop_using", _h_removal("uses"), False),
+    ("drop_dependency", _h_removal("depends_on"), False),
+    ("drop_support", _h_removal("supports"), False),
+    ("removed_from", _h_removed_from, False),
+    ("got_rid", _h_removal("uses"), False),
+    ("replaced", _h_replaced, False),
+    ("added", _h_added, False),
+    ("upgrade_to", _h_upgrade_to, False),
+    ("port", _h_port, True),
+    ("listens", _h_port, True),
+    ("version_on", _h_version_on, True),
+    ("set_to", _h_set, False),
+    ("set_passive", _h_set, False),
+    ("changed_to", _h_set, False),
+    ("owns", _h_owns, True),
+    ("owned_by", _h_owns, True),
+    ("role", _h_role, True),
+    ("deployed_to", _h_deployed, True),
+    ("deploy_x_to", _h_deployed, True),
+    ("url_at", _h_url_at, True),
+    ("multi", _h_multi, True),
+    ("copula", _h_copula, True),
+)
+_CLAUSES = re.compile(r",\s*(?:and|but|while)\s+|;\s+|\s+and\s+(?=(?:the|our|its|their)\s)", _I)
+
+
+_REMOVAL_METHODS = frozenset(("rule:stop_using", "rule:drop", "rule:removed_from"))
+
+
+def _run_rules(w: str, removal: bool) -> list[_Triple]:
+    for name, handler, under_removal in _HANDLERS:
+        if removal and not under_removal:
+            continue
+        m = RULES[name].match(w)
+        if m is None:
+            continue
+        got = handler(m)  # type: ignore[operator]
+        if got:
+            return got
+    return []
+
+
+def _prepare(sentence: str) -> str | None:
+    w = " ".join(sentence.replace("’", "'").split())
+    w = _BULLET_PREFIX.sub("", w)
+    if not w or _QUESTION_END.search(w):
+        return None
+    w = _END_PUNCT.sub("", w)
+    if w.count("`") == 2 and w.startswith("`") and w.endswith("`"):
+        w = w[1:-1].strip()
+    w = FILLER_RE.sub("", w)
+    if not w or QUESTION_START_RE.match(w):
+        return None
+    return w
+
+
+_BULLET_PREFIX = re.compile(r"^(?:[-*+•]|\d{1,3}[.)])\s+")
+_QUESTION_END = re.compile(r"\?[\"')\]]*$")
+_END_PUNCT = re.compile(r"[\s.!;,]+$")
+
+
+def extract(sentence: str, at: datetime | None = None) -> list[Extraction]:
+    """Zero or more (subject, relation, object) assertions stated by ONE sentence.
+
+    `at` (timezone-aware) anchors relative or year-less effective dates; UTC now if None.
+    """
+    w = _prepare(sentence)
+    if w is None:
+        return []
+    kv = RULES["kv"].match(w)
+    if kv and not HEDGE_RE.search(w):
+        got = _h_kv(kv)
+        if got:
+            return _build(got, sentence, False, None, 1.0)
+    for rx, rep in CONTRACTIONS:
+        w = rx.sub(rep, w)
+    if HEDGE_RE.search(w):
+        return []
+    anchor = at if at is not None else datetime.now(UTC)
+    if anchor.tzinfo is None:
+        anchor = anchor.replace(tzinfo=UTC)
+    w, effective = take_effective(w, anchor)
+    if WILL_RE.search(w) and effective is None:
+        return []
+    w = " ".join(ADVERB_RE.sub(" ", w).split())
+    removal, neg_scale = False, 1.0
+    if NO_LONGER_RE.search(w):
+        removal = True
+        w = " ".join(NO_LONGER_RE.sub(" ", w).split())
+    if DOES_NOT_RE.search(w) or IS_NOT_RE.search(w):
+        if not removal:
+            neg_scale = 0.55
+        removal = True
+        w = DOES_NOT_RE.sub(lambda m: _third_person(m.group(2)) if m.group(1).lower() == "does"
+                          else m.group(2), w)
+        w = IS_NOT_RE.sub(lambda m: m.group(1), w)
+    if NEGATION_RE.search(w) or not w:
+        return []
+    got = _run_rules(w, removal)
+    removal_rule = False
+    if got and not removal:
+        removal_rule = any(t[4] in _REMOVAL_METHODS for t in got)
+    if not got and not removal:
+        parts = [p for p in _CLAUSES.split(w) if p and len(p) >= 3]
+        if len(parts) > 1:
+            got = [t for p in parts for t in _run_rules(p, False)]
+    if not got:
+        return []
+    return _build(got, sentence, removal or removal_rule, effective, neg_scale)
+
+
+def _build(got: list[_Triple], sentence: str, removal: bool, effective: datetime | None,
+           scale: float) -> list[Extraction]:
+    out = []
+    seen = set()
+    for subj, rel, obj, conf, method in got:
+        key = (normalize_entity(subj), rel, normalize_object(obj))
+        if key in seen or not key[0] or not key[2]:
+            continue
+        seen.add(key)
+        is_removal = removal or method == "rule:replaced:removed"
+        c = min(conf, 0.55) if scale < 1.0 else conf
+        out.append(Extraction(
+            subject=strip_wrapping(subj), relation=rel, object=strip_wrapping(obj),
+            sentence=sentence, confidence=round(c, 2),
+            method=method.replace(":removed", ""), removal=is_removal,
+            effective_from=effective,
+        ))
+    return out
