@@ -54,6 +54,7 @@ from .vocabulary import (
     NO_LONGER_RE,
     QUESTION_START_RE,
     RULES,
+    TRIGGERS,
     VERSION_PATTERN,
     VERSION_VERBS,
     WILL_RE,
@@ -459,8 +460,11 @@ _REMOVAL_METHODS = frozenset(("rule:stop_using", "rule:drop", "rule:removed_from
 
 
 def _run_rules(w: str, removal: bool) -> list[_Triple]:
+    low = w.lower()
     for name, handler, under_removal in _HANDLERS:
         if removal and not under_removal:
+            continue
+        if not any(t in low for t in TRIGGERS[name]):
             continue
         m = RULES[name].match(w)
         if m is None:
@@ -503,8 +507,9 @@ def extract(sentence: str, at: datetime | None = None) -> list[Extraction]:
         got = _h_kv(kv)
         if got:
             return _build(got, sentence, False, None, 1.0)
-    for rx, rep in CONTRACTIONS:
-        w = rx.sub(rep, w)
+    if "'" in w:
+        for rx, rep in CONTRACTIONS:
+            w = rx.sub(rep, w)
     if HEDGE_RE.search(w):
         return []
     anchor = at if at is not None else datetime.now(UTC)
@@ -515,17 +520,19 @@ def extract(sentence: str, at: datetime | None = None) -> list[Extraction]:
         return []
     w = " ".join(ADVERB_RE.sub(" ", w).split())
     removal, neg_scale = False, 1.0
-    if NO_LONGER_RE.search(w):
+    low = w.lower()
+    negated = "no" in low or "n't" in low or "more" in low or "never" in low
+    if negated and NO_LONGER_RE.search(w):
         removal = True
         w = " ".join(NO_LONGER_RE.sub(" ", w).split())
-    if DOES_NOT_RE.search(w) or IS_NOT_RE.search(w):
+    if negated and (DOES_NOT_RE.search(w) or IS_NOT_RE.search(w)):
         if not removal:
             neg_scale = 0.55
         removal = True
         w = DOES_NOT_RE.sub(lambda m: _third_person(m.group(2)) if m.group(1).lower() == "does"
                           else m.group(2), w)
         w = IS_NOT_RE.sub(lambda m: m.group(1), w)
-    if NEGATION_RE.search(w) or not w:
+    if not w or (negated and NEGATION_RE.search(w)):
         return []
     got = _run_rules(w, removal)
     removal_rule = False

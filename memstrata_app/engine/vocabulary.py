@@ -337,3 +337,33 @@ RULES: dict[str, re.Pattern[str]] = {
         r"defaults\s+to|is\s+defaulted\s+to|will\s+be|becomes|became)\s+(?P<v>.+)$"
     ),
 }
+
+# Cheap pre-checks: a rule's regex runs only if the lowercased sentence holds one of these.
+TRIGGERS: dict[str, tuple[str, ...]] = {
+    "rename": ("renam", "called", "named", "known as"),
+    "stop_using": ("using",),
+    "drop_dependency": ("dep",),
+    "drop_support": ("support",),
+    "removed_from": ("remov", "drop", "delet", "ripped", "took out", "eliminat"),
+    "got_rid": ("rid of", "ditched"),
+    "replaced": ("replac", "swap", " from "),
+    "added": ("added",),
+    "upgrade_to": (" to ",),
+    "port": ("port",),
+    "listens": ("listen", "bind", "bound", "run", "serv", "expos", "availab", "reach", "live",
+                "answer"),
+    "version_on": ("0", "1", "2", "3", "4", "5", "6", "7", "8", "9"),
+    "set_to": (" to ", "->", "→"),
+    "set_passive": (" to ", "->", "→"),
+    "changed_to": (" to ", "->", "→", "=>"),
+    "owns": ("owns", "maintains", "leads"),
+    "owned_by": (" by ",),
+    "role": (" for ", " of ", " on ", " over "),
+    "deployed_to": ("deploy", "host", "run", "live", "serve", "locat", "sits"),
+    "deploy_x_to": ("deploy", "host", "ship", "run", "publish"),
+    "url_at": (" at ", " under ", " via "),
+    "multi": ("depend", "reli", "rely", "requir", "need", "use", "using", "support",
+              "integrat", "contain", "import", "call", "expos", "talk", "connect", "read",
+              "writ", "built", "compatible"),
+    "copula": (" is ", " are ", "=", "equals", "default", "will be", "becom", "became"),
+}

@@ -137,7 +137,8 @@ RENAMES = [
 
 OWNERS = [
     ("Alice owns the billing service", [("billing service", "owner", "alice")]),
-    ("The billing service is owned by team Payments", [("billing service", "owner", "team payments")]),
+    ("The billing service is owned by team Payments",
+     [("billing service", "owner", "team payments")]),
     ("the billing service owner is Alice", [("billing service", "owner", "alice")]),
     ("The owner of the billing service is Alice", [("billing service", "owner", "alice")]),
     ("Bob is the tech lead for search", [("search", "lead", "bob")]),
@@ -175,7 +176,8 @@ MULTI = [
      [("sdk", "supports", "python 3.10"), ("sdk", "supports", "python 3.11")]),
     ("The SDK supports Linux, macOS and Windows",
      [("sdk", "supports", "linux"), ("sdk", "supports", "macos"), ("sdk", "supports", "windows")]),
-    ("The billing service integrates with Stripe", [("billing service", "integrates_with", "stripe")]),
+    ("The billing service integrates with Stripe",
+     [("billing service", "integrates_with", "stripe")]),
     ("the API is written in Go", [("api", "language", "go")]),
     ("We added httpx as a dependency", [("project", "depends_on", "httpx")]),
 ]
