@@ -1,0 +1,126 @@
+"""`memstrata bench ttfb`: time to first byte of streaming /api/chat, direct vs via the endpoint.
+
+One process: an Ollama stand-in upstream (answers at once, so the difference is the
+endpoint's own cost), the endpoint in front of it over a real engine with ~1k facts and the
+local embedder, and one client alternating direct and proxied requests. Every proxied turn
+is new text, so each one pays a real ingest and a real retrieval.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import platform
+import random
+import socket
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from ..engine.metrics import percentile
+
+log = logging.getLogger(__name__)
+
+QUESTIONS = ["What port does the {s} service {n} use now?",
+             "Remind me of the timeout for {s} service {n}.",
+             "The {s} service {n} cache TTL is {v} now. What does that change?",
+             "Is the log level of {s} {n} still the same?"]
+
+
+def _client() -> httpx.Client:
+    nodelay = [(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]
+    return httpx.Client(transport=httpx.HTTPTransport(socket_options=nodelay), timeout=60)
+
+
+def ttfb_ms(client: httpx.Client, url: str, body: dict[str, Any]) -> float:
+    """Milliseconds from sending the request to the first body byte; reads the whole stream."""
+    t0 = time.perf_counter()
+    first = None
+    with client.stream("POST", url + "/api/chat", json=body) as r:
+        r.raise_for_status()
+        for _ in r.iter_raw():
+            if first is None:
+                first = (time.perf_counter() - t0) * 1000
+    return first if first is not None else float("nan")
+
+
+def user_turns(n: int, services: list[str], seed: int = 7) -> list[str]:
+    """n distinct user turns about the seeded services (questions, some stating a new value)."""
+    r = random.Random(seed)
+    return [r.choice(QUESTIONS).format(s=r.choice(services), n=r.randrange(333),
+                                       v=r.randrange(10, 9000)) + f" (turn {i})"
+            for i in range(n)]
+
+
+def run(engine: Any, turns: list[str], warmup: int = 20) -> dict[str, Any]:
+    """Interleave direct and proxied requests; return the per-path latencies and summary."""
+    from ..proxy import EndpointServer
+    from ..proxy.standin import CHAT_MODEL, OllamaStandIn
+    from ..settings import Settings
+
+    direct: list[float] = []
+    proxied: list[float] = []
+    with OllamaStandIn() as up, EndpointServer(engine, Settings(None), port=0,
+                                               upstream=up.url) as ep, _client() as client:
+        for i, turn in enumerate(turns):
+            body = {"model": CHAT_MODEL, "messages": [{"role": "user", "content": turn}]}
+            order = [(up.url, direct), (ep.url, proxied)]
+            if i % 2:
+                order.reverse()
+            for url, sink in order:
+                ms = ttfb_ms(client, url, body)
+                if i >= warmup:
+                    sink.append(ms)
+            up.clear()
+    summary = engine.metrics.summary()
+
+    def pp(xs: list[float]) -> dict[str, float]:
+        return {"p50": round(percentile(xs, 50), 2), "p95": round(percentile(xs, 95), 2)}
+
+    d, p = pp(direct), pp(proxied)
+    return {"requests": len(direct), "direct_ms": d, "endpoint_ms": p,
+            "added_ms": {"p50": round(p["p50"] - d["p50"], 2),
+                         "p95": round(p["p95"] - d["p95"], 2)},
+            "endpoint_series_ms": {k: v for k, v in summary.items() if k.startswith("endpoint.")},
+            "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, "
+                       f"Python {platform.python_version()}"}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Seed a ledger, run the interleaved measurement, print p50/p95 and the added TTFB."""
+    ap = argparse.ArgumentParser(prog="memstrata bench ttfb", description=__doc__.splitlines()[0])
+    ap.add_argument("--requests", type=int, default=200, help="measured requests per path")
+    ap.add_argument("--warmup", type=int, default=20, help="unmeasured requests per path first")
+    ap.add_argument("--facts", type=int, default=1000, help="statements in the ledger")
+    ap.add_argument("--json", action="store_true", help="print the JSON result")
+    opts = ap.parse_args(argv)
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    logging.getLogger("memstrata_app.proxy").setLevel(logging.ERROR)
+    from ..engine import MemoryEngine
+    from .perf import SERVICES, statements
+
+    with tempfile.TemporaryDirectory() as tmp, \
+            MemoryEngine.open(Path(tmp) / "ttfb.db", embedder="local") as engine:
+        engine.warm_up()
+        engine.ingest_many(statements(opts.facts, seed=11), source="bench")
+        res = run(engine, user_turns(opts.requests + opts.warmup, SERVICES), opts.warmup)
+    res["facts"] = opts.facts
+    if opts.json:
+        print(json.dumps(res, indent=2))
+        return 0
+    d, p, a = res["direct_ms"], res["endpoint_ms"], res["added_ms"]
+    rows = [("direct to upstream", d), ("through the endpoint", p), ("added by the endpoint", a)]
+    print(f"TTFB of streaming /api/chat, {opts.requests} requests per path, interleaved, "
+          f"{opts.facts} facts, local embedder ({res['machine']})")
+    print(f"{'':24}{'p50 ms':>9}{'p95 ms':>9}")
+    for name, v in rows:
+        print(f"{name:24}{v['p50']:>9.2f}{v['p95']:>9.2f}")
+    for series, v in sorted(res["endpoint_series_ms"].items()):
+        print(f"  {series:22}p50 {v['p50']:.2f}  p95 {v['p95']:.2f}  (n={v['count']})")
+    return 0
