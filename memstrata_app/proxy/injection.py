@@ -98,6 +98,11 @@ def chat_turns(messages: Any) -> Any:
     return Turns(user, assistant)
 
 
+def messages_have_system(messages: Any, roles: tuple[str, ...] = ("system",)) -> bool:
+    return isinstance(messages, list) and any(
+        isinstance(m, dict) and m.get("role") in roles for m in messages)
+
+
 def inject_into_messages(messages: list[Any], block: str,
                          system_roles: tuple[str, ...] = ("system",)) -> None:
     """Merge the block into a leading system message, or add one at the front."""

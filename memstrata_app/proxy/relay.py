@@ -41,6 +41,8 @@ class ChatAdapter:
     validate: Validator
     turns: Callable[[dict[str, Any]], Turns | None]  # None: this request gets no memory
     inject: Callable[[dict[str, Any], str], None]
+    # True when the request brings its own system prompt; None: the API has no system prompt.
+    has_system: Callable[[dict[str, Any]], bool] | None = None
 
 
 class BodyTooLarge(Exception):
@@ -105,7 +107,11 @@ class Relay:
             recall = Recall(None, "skipped") if turns is None else \
                 await self.memory.recall(dialect.name, turns)
             if recall.block:
-                adapter.inject(data, recall.block)
+                block = recall.block
+                if adapter.has_system is not None and not adapter.has_system(data):
+                    default = await self.upstream.model_system(data["model"])
+                    block = f"{default}\n\n{block}" if default else block
+                adapter.inject(data, block)
                 body = json.dumps(data, ensure_ascii=False).encode("utf-8")
         return await self._forward(request, body, dialect, t0=t0, recall=recall)
 

@@ -36,7 +36,7 @@ def _inject(data: dict[str, Any], block: str) -> None:
         data["system"] = merge_system_text(system, block)
 
 
-MESSAGES = ChatAdapter(ANTHROPIC, _validate, _turns, _inject)
+MESSAGES = ChatAdapter(ANTHROPIC, _validate, _turns, _inject, lambda d: bool(d.get("system")))
 
 
 def routes(relay: Relay) -> list[Route]:

@@ -9,7 +9,13 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from .dialects import OLLAMA
-from .injection import chat_turns, clean_turn, inject_into_messages, merge_system_text
+from .injection import (
+    chat_turns,
+    clean_turn,
+    inject_into_messages,
+    merge_system_text,
+    messages_have_system,
+)
 from .memory import Turns
 from .relay import ChatAdapter, Invalid, Relay, check_messages, check_model, check_types
 
@@ -44,8 +50,10 @@ def _inject_generate(data: dict[str, Any], block: str) -> None:
     data["system"] = merge_system_text(data.get("system"), block)
 
 
-CHAT = ChatAdapter(OLLAMA, _validate_chat, _chat_turns, _inject_chat)
-GENERATE = ChatAdapter(OLLAMA, _validate_generate, _generate_turns, _inject_generate)
+CHAT = ChatAdapter(OLLAMA, _validate_chat, _chat_turns, _inject_chat,
+                   lambda d: messages_have_system(d.get("messages")))
+GENERATE = ChatAdapter(OLLAMA, _validate_generate, _generate_turns, _inject_generate,
+                       lambda d: bool(d.get("system")))
 
 
 def routes(relay: Relay) -> list[Route]:

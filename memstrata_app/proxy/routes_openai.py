@@ -9,7 +9,13 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from .dialects import OPENAI
-from .injection import chat_turns, clean_turn, inject_into_messages, strip_block
+from .injection import (
+    chat_turns,
+    clean_turn,
+    inject_into_messages,
+    messages_have_system,
+    strip_block,
+)
 from .memory import Turns
 from .relay import ChatAdapter, Invalid, Relay, check_messages, check_model, check_types
 
@@ -45,7 +51,8 @@ def _inject_completion(data: dict[str, Any], block: str) -> None:
     data["prompt"] = f"{block}\n\n{strip_block(data['prompt'])}"
 
 
-CHAT = ChatAdapter(OPENAI, _validate_chat, _chat_turns, _inject_chat)
+CHAT = ChatAdapter(OPENAI, _validate_chat, _chat_turns, _inject_chat,
+                   lambda d: messages_have_system(d.get("messages"), ("system", "developer")))
 COMPLETION = ChatAdapter(OPENAI, _validate_completion, _completion_turns, _inject_completion)
 
 

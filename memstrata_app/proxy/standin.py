@@ -7,7 +7,8 @@ Used by the tests, the GUI tests and the TTFB benchmark. Usage:
         up.requests                      # list[RecordedRequest], oldest first
         up.last("/api/chat").json        # the body the upstream received
 
-Models: "standin-chat" (chat/generate) and "standin-embed" (embeddings); any other name
+Models: "standin-chat" (chat/generate, with a Modelfile SYSTEM prompt) and "standin-embed"
+(embeddings); any other name
 answers 404 `model "x" not found, try pulling it first`. The reply echoes the last user
 text: "You said: <text>" plus " [memory]" when a <memstrata-memory> block reached the
 model. A user text containing "[[midstream-error]]" makes a stream fail after its first
@@ -37,6 +38,7 @@ CHAT_MODEL = "standin-chat:latest"
 EMBED_MODEL = "standin-embed:latest"
 MODELS = (CHAT_MODEL, EMBED_MODEL)
 MIDSTREAM_ERROR = "[[midstream-error]]"
+CHAT_MODEL_SYSTEM = "You are the stand-in model."  # its Modelfile SYSTEM, as /api/show reports
 MEMORY_TAG = "<memstrata-memory>"
 NDJSON = "application/x-ndjson"
 

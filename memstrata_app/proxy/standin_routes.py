@@ -12,6 +12,7 @@ from starlette.routing import Route
 
 from .standin import (
     CHAT_MODEL,
+    CHAT_MODEL_SYSTEM,
     EMBED_MODEL,
     MODELS,
     VERSION,
@@ -118,7 +119,8 @@ def build_routes(up: OllamaStandIn) -> list[Route]:
         make_reply(name, "", "", "embed")
         caps = ["embedding"] if full_name(name) == EMBED_MODEL else ["completion", "tools"]
         entry = _model_entry(full_name(name))
-        return JSONResponse({"license": "MIT", "modelfile": f"FROM {entry['name']}\n",
+        extra = {} if full_name(name) == EMBED_MODEL else {"system": CHAT_MODEL_SYSTEM}
+        return JSONResponse({**extra, "license": "MIT", "modelfile": f"FROM {entry['name']}\n",
                              "parameters": "num_ctx 4096", "template": "{{ .Prompt }}",
                              "details": entry["details"], "capabilities": caps,
                              "model_info": {"general.architecture": entry["details"]["family"],

@@ -52,6 +52,7 @@ class Upstream:
         self._timeout = timeout
         self._transport = transport
         self._client: httpx.AsyncClient | None = None
+        self._systems: dict[str, str] = {}
 
     @property
     def client(self) -> httpx.AsyncClient:
@@ -63,6 +64,28 @@ class Upstream:
             self._client = httpx.AsyncClient(base_url=self.base_url, timeout=self._timeout,
                                              transport=transport, trust_env=False)
         return self._client
+
+    async def model_system(self, model: str) -> str:
+        """The model's own SYSTEM prompt (from /api/show), cached; '' when none or unknown.
+
+        A request without a system message gets the model's default from Ollama; once we add
+        a system message that default would be dropped, so it is carried over explicitly.
+        """
+        if model in self._systems:
+            return self._systems[model]
+        try:
+            r = await self.client.post("/api/show", json={"model": model}, timeout=5.0)
+        except httpx.HTTPError:
+            return ""  # not cached: the upstream may come back
+        system = ""
+        if r.status_code == 200:
+            try:
+                value = r.json().get("system")
+            except ValueError:
+                value = None
+            system = value if isinstance(value, str) else ""
+        self._systems[model] = system
+        return system
 
     async def aclose(self) -> None:
         if self._client is not None:

@@ -12,7 +12,7 @@ import openai
 import pytest
 
 from memstrata_app.proxy import EndpointServer
-from tests.support.ollama_standin import MEMORY_TAG, OllamaStandIn
+from tests.support.ollama_standin import CHAT_MODEL_SYSTEM, MEMORY_TAG, OllamaStandIn
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -89,6 +89,18 @@ def test_injected_block_is_never_stored(ollama_client: ollama.Client, engine: An
     assert sent[0]["content"].startswith("Be helpful.")
     assert sent[0]["content"].count(MEMORY_TAG) == 1
     assert [m["role"] for m in sent].count("system") == 1
+
+
+def test_model_default_system_prompt_is_kept_when_we_add_one(ollama_client: ollama.Client,
+                                                             upstream: OllamaStandIn) -> None:
+    ollama_client.chat(model="standin-chat", messages=[
+        {"role": "user", "content": "The on-call rotation is weekly."}])
+    system = upstream.last("/api/chat").json["messages"][0]
+    assert system["role"] == "system"
+    assert system["content"].startswith(CHAT_MODEL_SYSTEM) and MEMORY_TAG in system["content"]
+    ollama_client.generate(model="standin-chat", prompt="How often does on-call rotate?")
+    assert upstream.last("/api/generate").json["system"].startswith(CHAT_MODEL_SYSTEM)
+    assert sum(r.path == "/api/show" for r in upstream.requests) == 1  # cached per model
 
 
 def test_only_text_parts_of_user_turns_are_remembered(endpoint: EndpointServer,

@@ -6,6 +6,7 @@
 
 from memstrata_app.proxy.standin import (
     CHAT_MODEL,
+    CHAT_MODEL_SYSTEM,
     EMBED_MODEL,
     MEMORY_TAG,
     MIDSTREAM_ERROR,
@@ -13,5 +14,5 @@ from memstrata_app.proxy.standin import (
     RecordedRequest,
 )
 
-__all__ = ["CHAT_MODEL", "EMBED_MODEL", "MEMORY_TAG", "MIDSTREAM_ERROR", "OllamaStandIn",
-           "RecordedRequest"]
+__all__ = ["CHAT_MODEL", "CHAT_MODEL_SYSTEM", "EMBED_MODEL", "MEMORY_TAG", "MIDSTREAM_ERROR",
+           "OllamaStandIn", "RecordedRequest"]
