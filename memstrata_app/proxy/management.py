@@ -26,6 +26,13 @@ class BadRequest(Exception):
     pass
 
 
+class LedgerJSON(JSONResponse):
+    """JSON that also renders datetimes and enums found in engine dicts (as strings)."""
+
+    def render(self, content: Any) -> bytes:
+        return json.dumps(content, ensure_ascii=False, default=str).encode("utf-8")
+
+
 def error(status: int, message: str) -> JSONResponse:
     return JSONResponse({"error": message}, status_code=status)
 
@@ -75,7 +82,7 @@ def routes(memory: MemoryService, upstream: Upstream) -> list[Route]:
     def handler(fn: Callable[[Request], Awaitable[Any]]) -> Handler:
         async def wrapped(request: Request) -> Response:
             try:
-                return JSONResponse(await fn(request))
+                return LedgerJSON(await fn(request))
             except BadRequest as e:
                 return error(400, str(e))
             except NotFound as e:

@@ -81,7 +81,6 @@ class ServerThread:
                 sock.close()
                 raise EndpointError(f"the {self.name} server on {self.url} did not start")
             time.sleep(0.01)
-        self._sock = sock
 
     def stop(self, timeout: float = 10.0) -> None:
         if self._server is not None:

@@ -176,9 +176,15 @@ def test_busy_port_gives_a_clear_error(engine: Any, settings, upstream: OllamaSt
         assert not server.running
 
 
-def test_endpoint_binds_loopback_only_and_stops_cleanly(endpoint: EndpointServer) -> None:
+def test_endpoint_binds_loopback_only_stops_cleanly_and_restarts(
+        endpoint: EndpointServer) -> None:
     assert endpoint.url.startswith("http://127.0.0.1:") and endpoint.running
+    assert httpx.get(endpoint.url + "/").text == "Ollama is running"
+    assert httpx.head(endpoint.url + "/").status_code == 200
     endpoint.stop()
     assert not endpoint.running
     with pytest.raises(httpx.ConnectError):
         httpx.get(endpoint.url + "/api/version")
+    endpoint.start()  # the app's switch: stop, then start again
+    assert endpoint.running
+    assert httpx.post(endpoint.url + "/api/chat", json={**CHAT, "stream": False}).is_success
