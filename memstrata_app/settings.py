@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from collections.abc import Callable
@@ -115,10 +116,8 @@ class Settings:
         s = cls(path)
         for k, v in values.items():
             if k in BY_NAME:
-                try:
+                with contextlib.suppress(TypeError, ValueError):  # bad saved value: default
                     s._values[k] = BY_NAME[k].check(v)
-                except (TypeError, ValueError):
-                    pass  # a bad saved value falls back to the default
         return s
 
     def get(self, name: str) -> Any:

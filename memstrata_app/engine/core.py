@@ -1,44 +1,112 @@
-"""MemoryEngine: the public facade over ledger, write path and read path.
-
-SIGNATURES ONLY for now -- the implementation lands in the next commits.
-"""
+"""MemoryEngine: the public facade over the ledger, the write path and the read path."""
 
 from __future__ import annotations
 
+import logging
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import apsw
+import numpy as np
+
+from . import queries
+from .embedders import Embedder, OllamaEmbedder, resolve_embedder, shared_local_embedder
+from .extract import (
+    DEFAULT_VOCABULARY,
+    extract,
+    normalize_entity,
+    normalize_relation,
+    split_sentences,
+    text_hash,
+)
+from .index import VectorIndex
 from .metrics import Metrics
-from .types import Assertion, AssertionId, Cardinality, Hit, IngestAction, IngestResult, LedgerFilter
+from .store import COLUMNS, KNOWN_ERRORS, Readers, Writer, row_to_assertion, translate
+from .timeutil import from_ts, to_ts, to_utc
+from .types import (
+    Assertion,
+    Cancelled,
+    Cardinality,
+    EmbedderMismatch,
+    EngineError,
+    Hit,
+    IngestAction,
+    IngestResult,
+    LedgerFilter,
+    NotFound,
+    Status,
+)
+from .write import RETRIEVABLE, Statement, WriteContext, find_duplicate, make_key
+from .write_ops import WriteOps
+
+log = logging.getLogger(__name__)
 
 Progress = Callable[[int, int], None]  # (done, total)
+BATCH = 256
 
 
-class MemoryEngine:
-    metrics: Metrics
-    path: Path
+class MemoryEngine(WriteOps):
+    """A bi-temporal ledger of facts: ingest statements, retrieve what is valid at T."""
 
+    def __init__(self, path: Path, embedder: Embedder, writer: Writer, readers: Readers,
+                 quarantine_threshold: float):
+        self.path = path
+        self.embedder = embedder
+        self.quarantine_threshold = quarantine_threshold
+        self.metrics = Metrics()
+        self._writer = writer
+        self._readers = readers
+        self._index: VectorIndex | None = None
+        self._index_lock = threading.Lock()
+        self._closed = False
+
+    # --- opening and closing -------------------------------------------------------------
     @classmethod
     def open(cls, path: str | Path, embedder: Any = "auto", *, quarantine_threshold: float = 0.6,
              ollama_host: str | None = None) -> MemoryEngine:
-        """Open (creating if needed) the ledger at `path` (a file; ':memory:' not supported)."""
-        raise NotImplementedError
+        """Open (creating if needed) the ledger file at `path`.
 
-    # --- contract -------------------------------------------------------------------------
-    def ingest(self, text: str, source: str = "api", at: datetime | None = None) -> IngestResult:
-        raise NotImplementedError
-
-    def retrieve(self, query: str, k: int = 5, as_of: datetime | None = None) -> list[Hit]:
-        raise NotImplementedError
-
-    def history(self, subject: str, relation: str) -> list[Assertion]:
-        raise NotImplementedError
+        `embedder`: "auto" (the store's own embedder, else Ollama's nomic-embed-text when it
+        answers, else local), "local", "ollama:<model>", or an Embedder instance.
+        """
+        path = Path(path).expanduser()
+        if path.is_dir():
+            raise EngineError(f"{path} is a folder; give the path of a ledger file")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        writer = Writer(path)
+        readers = Readers(path)
+        try:
+            recorded = dict(readers.query("SELECT k, v FROM meta WHERE k IN ('embedder','dim')"))
+            if embedder == "auto" and "embedder" in recorded:
+                name = recorded["embedder"]
+                emb = (OllamaEmbedder(name.split(":", 1)[1], ollama_host)
+                       if name.startswith("ollama:") else shared_local_embedder())
+            else:
+                emb = resolve_embedder(embedder, ollama_host)
+            if "embedder" in recorded and recorded["embedder"] != emb.name:
+                raise EmbedderMismatch(
+                    f"the ledger {path} holds vectors from {recorded['embedder']}, not "
+                    f"{emb.name}; open it with that embedder or run `memstrata reindex "
+                    f"--embedder ...` to re-embed it")
+            if "embedder" not in recorded:
+                writer.run(lambda c: _create_space(c, emb.name, emb.dim))
+        except BaseException:
+            readers.close()
+            writer.close()
+            raise
+        return cls(path, emb, writer, readers, quarantine_threshold)
 
     def close(self) -> None:
-        raise NotImplementedError
+        if self._closed:
+            return
+        self._closed = True
+        self._writer.close()
+        self._readers.close()
 
     def __enter__(self) -> MemoryEngine:
         return self
@@ -46,66 +114,298 @@ class MemoryEngine:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    # --- beyond the contract (GUI, endpoint, CLI, bench) -------------------------------------
-    def ingest_many(self, items: Iterable[str | tuple[str, datetime | None]], source: str = "import",
-                    progress: Progress | None = None, cancel: threading.Event | None = None
-                    ) -> list[IngestResult]:
-        raise NotImplementedError
+    def warm_up(self) -> None:
+        """Load the embedder and the vector index now (call from a background thread)."""
+        self.embedder.embed(["warm up"])
+        self._sync_index()
 
+    # --- write path ----------------------------------------------------------------------
+    def ingest(self, text: str, source: str = "api", at: datetime | None = None) -> IngestResult:
+        """Split `text` into statements and apply each to the ledger in one transaction."""
+        if not isinstance(text, str):
+            raise EngineError("ingest takes text (a string)")
+        t0 = time.perf_counter()
+        at_ts = to_ts(to_utc(at))
+        assert at_ts is not None
+        prepared = self._prepare([(s, at_ts) for s in split_sentences(text)], source)
+        per_statement = self._write(prepared) if prepared else []
+        self.metrics.record("ingest", (time.perf_counter() - t0) * 1000)
+        return IngestResult(tuple(a for acts in per_statement for a in acts))
+
+    def ingest_many(self, items: Iterable[str | tuple[str, datetime | None]],
+                    source: str = "import", progress: Progress | None = None,
+                    cancel: threading.Event | None = None) -> list[IngestResult]:
+        """Ingest many texts in batches (batched embedding, one transaction per batch).
+
+        Cancelling keeps the batches already committed and raises Cancelled.
+        """
+        work = [(it, None) if isinstance(it, str) else it for it in items]
+        total = len(work)
+        results: list[IngestResult] = []
+        for start in range(0, total, BATCH):
+            if cancel is not None and cancel.is_set():
+                raise Cancelled(f"import cancelled after {start} of {total} texts")
+            chunk = work[start:start + BATCH]
+            per_text: list[list[tuple[str, float]]] = []
+            for text, at in chunk:
+                ts = to_ts(to_utc(at))
+                per_text.append([(s, ts) for s in split_sentences(text)])  # type: ignore[misc]
+            flat = [s for sents in per_text for s in sents]
+            prepared = self._prepare(flat, source)
+            per_statement = self._write(prepared) if prepared else []
+            pos = 0
+            for sents in per_text:
+                group = per_statement[pos:pos + len(sents)]
+                results.append(IngestResult(tuple(a for acts in group for a in acts)))
+                pos += len(sents)
+            if progress is not None:
+                progress(min(start + BATCH, total), total)
+        return results
+
+    def _prepare(self, sentences: list[tuple[str, float]], source: str) -> list[Statement]:
+        """Extraction, hashing and embedding happen here, outside the writer's transaction."""
+        hashes = [text_hash(s) for s, _ in sentences]
+        known = self._standing_hashes(hashes)
+        to_embed = sorted({s for (s, _), h in zip(sentences, hashes, strict=True)
+                           if h not in known})
+        vecs = dict(zip(to_embed, self.embedder.embed(to_embed), strict=True)) if to_embed else {}
+        out = []
+        for (s, at), h in zip(sentences, hashes, strict=True):
+            exts = tuple(extract(s, to_utc(_dt(at))))
+            out.append(Statement(s, h, exts, vecs.get(s), at, source))  # type: ignore[arg-type]
+        return out
+
+    def _standing_hashes(self, hashes: list[str]) -> set[str]:
+        found: set[str] = set()
+        uniq = list(set(hashes))
+        for i in range(0, len(uniq), 500):
+            part = uniq[i:i + 500]
+            found.update(r[0] for r in self._readers.query(
+                f"SELECT text_hash FROM assertions WHERE text_hash IN ({','.join('?' * len(part))})"
+                " AND status IN ('active','plain','quarantined')", part))
+        return found
+
+    def _write(self, prepared: list[Statement]) -> list[list[IngestAction]]:
+        """Apply statements in one transaction; one list of actions per statement."""
+        vocab = self.vocabulary()
+
+        def job(conn: apsw.Connection) -> tuple[list[list[IngestAction]], WriteContext, int]:
+            ctx = self._context(conn, vocab)
+            out: list[list[IngestAction]] = []
+            for st in prepared:
+                if st.vector is None and find_duplicate(ctx, st.text_hash) is None:
+                    st = replace(st, vector=self.embedder.embed([st.sentence])[0])
+                out.append(self.write_statement(ctx, st))
+            return out, ctx, self._bump(conn)
+
+        return self._run_write(job)
+
+    # --- read path -----------------------------------------------------------------------
+    def retrieve(self, query: str, k: int = 5, as_of: datetime | None = None) -> list[Hit]:
+        """Cosine top-k over the facts valid at `as_of` (default now), as original sentences."""
+        if not isinstance(query, str) or not query.strip():
+            raise EngineError("retrieve needs a non-empty query")
+        if k < 1:
+            raise EngineError("k must be at least 1")
+        t0 = time.perf_counter()
+        at = to_ts(to_utc(as_of))
+        assert at is not None
+        index = self._sync_index()
+        qv = self.embedder.embed([query])[0]
+        pairs = index.search(qv, k * 3, at)
+        rows = self._rows([i for i, _ in pairs])
+        hits: list[Hit] = []
+        seen: set[str] = set()
+        for row_id, score in pairs:
+            a = rows.get(row_id)
+            if a is None or a.status not in RETRIEVABLE or not a.valid_at(_dt(at)):
+                continue  # changed since the index was read
+            if a.text in seen:
+                continue  # one sentence can hold several assertions
+            seen.add(a.text)
+            hits.append(Hit(a.text, score, a.id, a.subject, a.relation, a.object, a.valid_from,
+                            a.valid_to, a.recorded_at, a.status, a.source))
+            if len(hits) == k:
+                break
+        self.metrics.record("retrieve", (time.perf_counter() - t0) * 1000)
+        return hits
+
+    def history(self, subject: str, relation: str) -> list[Assertion]:
+        """A key's supersession chain, oldest first (renames followed)."""
+        subj = self._resolve_subject_read(normalize_entity(subject))
+        key = make_key(subj, normalize_relation(relation))
+        rows = self._readers.query(
+            f"SELECT {COLUMNS} FROM assertions WHERE key=? AND status IN"
+            " ('active','superseded','retracted') ORDER BY valid_from, id", (key,))
+        return [row_to_assertion(r) for r in rows]
+
+    def _resolve_subject_read(self, subject_norm: str) -> str:
+        seen = {subject_norm}
+        while True:
+            r = self._readers.query(
+                "SELECT subject_norm FROM assertions WHERE relation_norm='name' AND"
+                " object_norm=? AND status='active' ORDER BY id DESC LIMIT 1", (subject_norm,))
+            if not r or r[0][0] in seen:
+                return subject_norm
+            subject_norm = r[0][0]
+            seen.add(subject_norm)
+
+    def _rows(self, ids: list[int]) -> dict[int, Assertion]:
+        if not ids:
+            return {}
+        rows = self._readers.query(
+            f"SELECT {COLUMNS} FROM assertions WHERE id IN ({','.join('?' * len(ids))})", ids)
+        return {r[0]: row_to_assertion(r) for r in rows}
+
+    def _generation(self) -> int:
+        return int(self._readers.query("SELECT v FROM meta WHERE k='generation'")[0][0])
+
+    def _sync_index(self) -> VectorIndex:
+        """The vector index, (re)loaded when the ledger changed behind this process's back."""
+        gen = self._generation()
+        index = self._index
+        if index is not None and index.generation >= gen:
+            return index
+        with self._index_lock:
+            index = self._index
+            if index is not None and index.generation >= self._generation():
+                return index
+            fresh = VectorIndex(self.embedder.dim)
+            with fresh.lock:
+                self._index = fresh
+                self._load_index(fresh)
+            return fresh
+
+    def _load_index(self, index: VectorIndex) -> None:
+        conn = self._readers.conn()
+        try:
+            conn.execute("BEGIN")
+            gen = int(conn.execute("SELECT v FROM meta WHERE k='generation'").fetchone()[0])
+            rows = conn.execute(
+                "SELECT a.id, a.valid_from, a.valid_to, a.status, v.embedding FROM assertions a"
+                " JOIN vectors v ON v.rowid = a.id ORDER BY a.id").fetchall()
+            conn.execute("COMMIT")
+        except KNOWN_ERRORS as e:
+            if not conn.getautocommit():
+                conn.execute("ROLLBACK")
+            raise translate(e, self.path) from e
+        n, dim = len(rows), index.dim
+        ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=n)
+        vfrom = np.fromiter((r[1] for r in rows), dtype=np.float64, count=n)
+        vto = np.fromiter((np.inf if r[2] is None else r[2] for r in rows), np.float64, count=n)
+        ok = np.fromiter((Status(r[3]) in RETRIEVABLE for r in rows), dtype=bool, count=n)
+        vecs = (np.frombuffer(b"".join(r[4] for r in rows), dtype=np.float32).reshape(n, dim)
+                if n else np.zeros((0, dim), dtype=np.float32))
+        index.load(ids, vecs, vfrom, vto, ok, gen)
+
+    # --- the writer's plumbing -----------------------------------------------------------
+    def _context(self, conn: apsw.Connection, vocab: dict[str, Cardinality]) -> WriteContext:
+        return WriteContext(conn, time.time(), self.quarantine_threshold, vocab)
+
+    @staticmethod
+    def _bump(conn: apsw.Connection) -> int:
+        conn.execute("UPDATE meta SET v = CAST(v AS INTEGER) + 1 WHERE k='generation'")
+        return int(conn.execute("SELECT v FROM meta WHERE k='generation'").fetchone()[0])
+
+    def _run_write(self, job: Callable[[apsw.Connection], tuple[Any, WriteContext, int]]) -> Any:
+        """Run a write job; publish its index changes before COMMIT so readers never lag."""
+        if self._closed:
+            raise EngineError("the engine is closed")
+
+        def publish(conn: apsw.Connection, result: tuple[Any, WriteContext, int]) -> None:
+            _, ctx, gen = result
+            index = self._index
+            if index is None:
+                return
+            with index.lock:
+                if index.generation == gen - 1:
+                    index.apply(ctx.updates, gen)
+                else:
+                    index.generation = -1  # another process wrote in between: reload
+
+        try:
+            result = self._writer.run(job, publish)
+        except BaseException:
+            if self._index is not None:
+                self._index.generation = -1  # the publish may have run before a failed COMMIT
+            raise
+        return result[0]
+
+    # --- ledger listings (GUI, CLI, endpoint) --------------------------------------------
     def get(self, assertion_id: int) -> Assertion:
-        raise NotImplementedError
+        rows = self._rows([int(assertion_id)])
+        if int(assertion_id) not in rows:
+            raise NotFound(f"no assertion with id {assertion_id}")
+        return rows[int(assertion_id)]
 
     def list_assertions(self, flt: LedgerFilter | None = None, offset: int = 0, limit: int = 200,
                         order: str = "id", descending: bool = True) -> list[Assertion]:
-        raise NotImplementedError
+        return queries.list_assertions(self._readers, flt, offset, limit, order, descending)
 
     def count_assertions(self, flt: LedgerFilter | None = None) -> int:
-        raise NotImplementedError
+        return queries.count_assertions(self._readers, flt)
 
     def stats(self) -> dict[str, Any]:
-        raise NotImplementedError
+        s = queries.stats(self._readers)
+        s.update(path=str(self.path), embedder=self.embedder.name, dim=self.embedder.dim)
+        return s
 
     def time_range(self) -> tuple[datetime, datetime] | None:
-        raise NotImplementedError
+        r = self._readers.query(
+            "SELECT min(valid_from), max(max(valid_from), coalesce(max(valid_to), 0)),"
+            " max(recorded_at) FROM assertions WHERE status NOT IN ('rejected')")[0]
+        if r[0] is None:
+            return None
+        hi = max(r[1], time.time())
+        return _dt(r[0]), _dt(hi)
 
     def keys(self, search: str | None = None, limit: int = 100) -> list[tuple[str, str]]:
-        raise NotImplementedError
+        return queries.keys(self._readers, search, limit)
 
     def quarantined(self) -> list[Assertion]:
-        raise NotImplementedError
-
-    def would_retire(self, assertion_id: int) -> list[Assertion]:
-        raise NotImplementedError
-
-    def approve(self, assertion_id: int, subject: str | None = None, relation: str | None = None,
-                object: str | None = None) -> IngestAction:
-        raise NotImplementedError
-
-    def reject(self, assertion_id: int) -> Assertion:
-        raise NotImplementedError
-
-    def forget(self, assertion_id: int, reason: str = "forgotten") -> Assertion:
-        raise NotImplementedError
-
-    def export(self) -> Iterator[dict[str, Any]]:
-        raise NotImplementedError
-
-    def import_records(self, records: Iterable[dict[str, Any]]) -> int:
-        raise NotImplementedError
-
-    def reindex(self, embedder: Any, progress: Progress | None = None,
-                cancel: threading.Event | None = None) -> int:
-        raise NotImplementedError
+        return self.list_assertions(LedgerFilter(statuses=(Status.QUARANTINED,)), limit=10_000,
+                                    order="id", descending=False)
 
     def vocabulary(self) -> dict[str, Cardinality]:
-        raise NotImplementedError
+        vocab = dict(DEFAULT_VOCABULARY)
+        for rel, card in self._readers.query("SELECT relation, cardinality FROM vocabulary"):
+            vocab[rel] = Cardinality(card)
+        return vocab
 
     def set_cardinality(self, relation: str, cardinality: Cardinality | str) -> None:
-        raise NotImplementedError
+        """Declare a relation single- or multi-valued for this ledger (affects new statements)."""
+        try:
+            card = Cardinality(cardinality)
+        except ValueError:
+            raise EngineError(f"cardinality must be 'single' or 'multi', not {cardinality!r}"
+                              ) from None
+        rel = normalize_relation(relation)
+        if not rel:
+            raise EngineError("the relation name is empty")
+        self._writer.run(lambda c: c.execute(
+            "INSERT INTO vocabulary(relation, cardinality) VALUES (?, ?) ON CONFLICT(relation)"
+            " DO UPDATE SET cardinality=excluded.cardinality", (rel, card.value)))
 
-    def warm_up(self) -> None:
-        """Load the embedder now (call from a background thread)."""
-        raise NotImplementedError
+    def export(self) -> Iterator[dict[str, Any]]:
+        """Every row, oldest first, as JSON-ready dicts (vectors are re-made on import)."""
+        last = 0
+        while True:
+            rows = self._readers.query(
+                f"SELECT {COLUMNS} FROM assertions WHERE id > ? ORDER BY id LIMIT 1000", (last,))
+            if not rows:
+                return
+            for r in rows:
+                yield row_to_assertion(r).to_dict()
+            last = rows[-1][0]
 
 
-_ = AssertionId
+def _create_space(conn: apsw.Connection, name: str, dim: int) -> None:
+    conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS vectors USING vec0(embedding float[{dim}])")
+    conn.execute("INSERT OR REPLACE INTO meta(k, v) VALUES ('embedder', ?), ('dim', ?)",
+                 (name, str(dim)))
+
+
+def _dt(ts: float) -> datetime:
+    d = from_ts(ts)
+    assert d is not None
+    return d

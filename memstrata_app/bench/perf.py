@@ -1,0 +1,200 @@
+"""`memstrata bench perf`: ingest throughput and retrieve latency against DESIGN.md's budgets.
+
+Builds ledgers of 1k, 10k and 100k facts (real MiniLM vectors, some keys superseded
+several times), then measures in one process:
+- embedding throughput (the local model, batched);
+- the deterministic write path, excluding embedding (vectors computed beforehand);
+- ingest end to end, batched, with the local embedder;
+- retrieve p50/p95 (embed + search + pack) and the vector search alone;
+- a plain-cosine baseline over the same store (every row, no validity) for comparison.
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import random
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from ..engine import MemoryEngine
+from ..engine.embedders import LOCAL_NAME, shared_local_embedder
+from ..engine.metrics import percentile
+
+SERVICES = ["auth", "billing", "search", "payments", "gateway", "reports", "ledger", "notify",
+            "upload", "export", "scheduler", "metrics", "profile", "orders", "catalog"]
+ATTRS = [("port is", lambda r: str(r.randint(1024, 65000))),
+         ("timeout is", lambda r: f"{r.randint(1, 120)} seconds"),
+         ("cache TTL is", lambda r: str(r.randint(10, 9000))),
+         ("log level is", lambda r: r.choice(["debug", "info", "warn", "error"])),
+         ("max connections is", lambda r: str(r.randint(5, 500)))]
+PROSE = ["We review the {s} dashboards every Monday {i}.",
+         "The {s} team keeps runbook number {i} in the wiki.",
+         "Incident {i} in {s} was caused by a missing index."]
+QUERIES = ["What port does the {s} service {n} use?", "{s} service {n} timeout",
+           "how long is the cache TTL for {s} service {n}", "{s} {n} log level"]
+
+BUDGETS = {
+    "retrieve_p50_ms@10000": 15.0, "retrieve_p95_ms@10000": 30.0,
+    "search_p95_ms@100000": 10.0, "deterministic_ingest_per_s": 5000.0,
+    "ingest_turns_per_s": 300.0,
+}
+
+
+class PrecomputedEmbedder:
+    """The local model's own vectors, computed before timing; other texts go to the model."""
+
+    name = LOCAL_NAME
+    dim = 384
+
+    def __init__(self, table: dict[str, np.ndarray]):
+        self.table = table
+        self.model = shared_local_embedder()
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        missing = [t for t in texts if t not in self.table]
+        if missing:
+            self.table.update(zip(missing, self.model.embed(missing), strict=True))
+        return np.stack([self.table[t] for t in texts]) if texts else np.zeros((0, self.dim))
+
+
+def statements(n: int, seed: int) -> list[str]:
+    """n statements: ~70% attribute values (keys re-stated with new values), ~30% prose."""
+    r = random.Random(seed)
+    keys = max(1, n // 3)
+    out = []
+    for i in range(n):
+        if r.random() < 0.3:
+            out.append(r.choice(PROSE).format(s=r.choice(SERVICES), i=i))
+            continue
+        k = r.randrange(keys)
+        attr, value = ATTRS[k % len(ATTRS)]
+        out.append(f"The {SERVICES[k % len(SERVICES)]} service {k} {attr} {value(r)}.")
+    return out
+
+
+def stats_ms(xs: list[float]) -> tuple[float, float]:
+    return percentile(xs, 50), percentile(xs, 95)
+
+
+def run_size(n: int, seed: int, queries: int, workdir: Path) -> dict[str, float]:
+    model = shared_local_embedder()
+    texts = statements(n, seed)
+    uniq = sorted(set(texts))
+    t = time.perf_counter()
+    table = dict(zip(uniq, model.embed(uniq), strict=True))
+    embed_s = time.perf_counter() - t
+    emb = PrecomputedEmbedder(table)
+    base = time.time() - 86400 * 365
+    items = [(s, _dt(base + i * 60)) for i, s in enumerate(texts)]
+    with MemoryEngine.open(workdir / f"perf-{n}.db", embedder=emb) as eng:
+        t = time.perf_counter()
+        results = eng.ingest_many(items, source="bench")
+        ingest_s = time.perf_counter() - t
+        assertions = sum(len(r.actions) for r in results)
+        r = random.Random(seed + 1)
+        keys = max(1, n // 3)
+        qs = [r.choice(QUERIES).format(s=SERVICES[k % len(SERVICES)], n=k)
+              for k in (r.randrange(keys) for _ in range(queries))]
+        eng.retrieve(qs[0])  # loads the index
+        qv = model.embed(qs)
+        index = eng._sync_index()
+        now = time.time()
+        lat, search, base_lat = [], [], []
+        rows = index._vecs[: len(index)]
+        for q, v in zip(qs, qv, strict=True):
+            t = time.perf_counter()
+            eng.retrieve(q, k=5)
+            lat.append((time.perf_counter() - t) * 1000)
+            t = time.perf_counter()
+            index.search(v, 5, now)
+            search.append((time.perf_counter() - t) * 1000)
+            t = time.perf_counter()
+            model.embed([q])  # plain cosine over every row: what RAG would do
+            scores = rows @ v
+            top = np.argpartition(-scores, 5)[:5]
+            top[np.argsort(-scores[top])]
+            base_lat.append((time.perf_counter() - t) * 1000)
+        s = eng.stats()
+    p50, p95 = stats_ms(lat)
+    s50, s95 = stats_ms(search)
+    b50, b95 = stats_ms(base_lat)
+    return {
+        "facts": n, "rows": s["total"], "active": s["by_status"]["active"],
+        "retired_share": s["retired_share"], "embed_per_s": len(uniq) / embed_s,
+        "deterministic_ingest_per_s": assertions / ingest_s, "retrieve_p50_ms": p50,
+        "retrieve_p95_ms": p95, "search_p50_ms": s50, "search_p95_ms": s95,
+        "baseline_p50_ms": b50, "baseline_p95_ms": b95,
+    }
+
+
+def end_to_end_turns(turns: int, seed: int, workdir: Path) -> float:
+    """Turns per second through ingest_many with the real local embedder."""
+    texts = statements(turns, seed + 7)
+    with MemoryEngine.open(workdir / "e2e.db", embedder=shared_local_embedder()) as eng:
+        t = time.perf_counter()
+        eng.ingest_many(texts, source="bench")
+        return turns / (time.perf_counter() - t)
+
+
+def _dt(ts: float):
+    from ..engine.timeutil import from_ts
+
+    return from_ts(ts)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="memstrata bench perf", description=__doc__.split("\n")[0])
+    ap.add_argument("--sizes", default="1000,10000,100000",
+                    help="stored facts per ledger, comma-separated (default 1000,10000,100000)")
+    ap.add_argument("--queries", type=int, default=300, help="queries per size (default 300)")
+    ap.add_argument("--turns", type=int, default=2000, help="turns for the end-to-end ingest")
+    ap.add_argument("--seed", type=int, default=7)
+    args = ap.parse_args(argv)
+    sizes = [int(x) for x in args.sizes.split(",") if x.strip()]
+    model = shared_local_embedder()
+    t = time.perf_counter()
+    model.load()
+    print(f"machine: {platform.machine()}, {platform.processor() or 'cpu'}, "
+          f"{_cores()} cores, Python {platform.python_version()}")
+    print(f"local embedder load: {time.perf_counter() - t:.2f} s")
+    with tempfile.TemporaryDirectory(prefix="memstrata-perf-") as tmp:
+        turns_s = end_to_end_turns(args.turns, args.seed, Path(tmp))
+        rows = [run_size(n, args.seed, args.queries, Path(tmp)) for n in sizes]
+    hdr = ("facts", "rows", "retired", "embed/s", "write/s", "retrieve p50", "p95",
+           "search p50", "p95", "cosine-RAG p50", "p95")
+    print("\n| " + " | ".join(hdr) + " |\n|" + "---|" * len(hdr))
+    for r in rows:
+        print(f"| {r['facts']:,} | {r['rows']:,} | {r['retired_share']:.0%} | "
+              f"{r['embed_per_s']:.0f} | {r['deterministic_ingest_per_s']:,.0f} | "
+              f"{r['retrieve_p50_ms']:.2f} ms | {r['retrieve_p95_ms']:.2f} ms | "
+              f"{r['search_p50_ms']:.2f} ms | {r['search_p95_ms']:.2f} ms | "
+              f"{r['baseline_p50_ms']:.2f} ms | {r['baseline_p95_ms']:.2f} ms |")
+    print(f"\ningest end to end, batched, local embedder: {turns_s:,.0f} turns/s "
+          f"({args.turns} turns)")
+    by = {r["facts"]: r for r in rows}
+    checks = []
+    if 10000 in by:
+        checks += [("retrieve p50 @10k", by[10000]["retrieve_p50_ms"], "≤", 15.0, "ms"),
+                   ("retrieve p95 @10k", by[10000]["retrieve_p95_ms"], "≤", 30.0, "ms")]
+    if 100000 in by:
+        checks.append(("vector search p95 @100k", by[100000]["search_p95_ms"], "≤", 10.0, "ms"))
+    det = min(r["deterministic_ingest_per_s"] for r in rows)
+    checks += [("deterministic ingest (slowest size)", det, "≥", 5000.0, "/s"),
+               ("ingest end to end", turns_s, "≥", 300.0, "turns/s")]
+    print("\nbudgets (DESIGN.md):")
+    for name, val, op, lim, unit in checks:
+        ok = val <= lim if op == "≤" else val >= lim
+        verdict = "PASS" if ok else "MISS"
+        print(f"  {verdict}  {name}: {val:,.2f} {unit} (budget {op} {lim:,} {unit})")
+    return 0
+
+
+def _cores() -> int:
+    import os
+
+    return os.cpu_count() or 1

@@ -1,0 +1,119 @@
+"""The read path's hot loop: an in-memory matrix of the retrievable rows' vectors.
+
+SQLite (sqlite-vec) is the durable copy; this cache mirrors it for a brute-force numpy
+scan. It follows the ledger's `generation` counter: the writer updates it in-process
+before COMMIT, and a change from another process triggers a reload.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+
+import numpy as np
+
+INF = np.inf
+
+
+@dataclass(frozen=True, slots=True)
+class IndexUpdate:
+    """A row's new retrieval state; `vector` only for rows new to the index."""
+
+    id: int
+    valid_from: float
+    valid_to: float | None
+    retrievable: bool
+    vector: np.ndarray | None = None
+
+
+class VectorIndex:
+    """Rows' vectors with their valid intervals; `search` masks by validity at T."""
+
+    def __init__(self, dim: int):
+        self.dim = dim
+        self.generation = -1
+        self.lock = threading.RLock()
+        self._n = 0
+        self._ids = np.zeros(0, dtype=np.int64)
+        self._vecs = np.zeros((0, dim), dtype=np.float32)
+        self._vfrom = np.zeros(0, dtype=np.float64)
+        self._vto = np.zeros(0, dtype=np.float64)
+        self._ok = np.zeros(0, dtype=bool)
+        self._pos: dict[int, int] = {}
+
+    def __len__(self) -> int:
+        return self._n
+
+    def _grow(self, need: int) -> None:
+        cap = len(self._ids)
+        if need <= cap:
+            return
+        new = max(need, cap * 2, 1024)
+        self._ids = np.resize(self._ids, new)
+        vecs = np.zeros((new, self.dim), dtype=np.float32)
+        vecs[: self._n] = self._vecs[: self._n]
+        self._vecs = vecs
+        self._vfrom = np.resize(self._vfrom, new)
+        self._vto = np.resize(self._vto, new)
+        self._ok = np.resize(self._ok, new)
+
+    def load(self, ids: np.ndarray, vecs: np.ndarray, vfrom: np.ndarray, vto: np.ndarray,
+             ok: np.ndarray, generation: int) -> None:
+        """Replace the whole content (at open, or after another process wrote)."""
+        with self.lock:
+            n = len(ids)
+            self._n = 0
+            self._ids = np.zeros(0, dtype=np.int64)
+            self._vecs = np.zeros((0, self.dim), dtype=np.float32)
+            self._vfrom = np.zeros(0, dtype=np.float64)
+            self._vto = np.zeros(0, dtype=np.float64)
+            self._ok = np.zeros(0, dtype=bool)
+            self._grow(n)
+            self._ids[:n] = ids
+            self._vecs[:n] = vecs
+            self._vfrom[:n] = vfrom
+            self._vto[:n] = vto
+            self._ok[:n] = ok
+            self._n = n
+            self._pos = {int(i): p for p, i in enumerate(ids)}
+            self.generation = generation
+
+    def apply(self, updates: list[IndexUpdate], generation: int) -> None:
+        with self.lock:
+            for u in updates:
+                p = self._pos.get(u.id)
+                if p is None:
+                    if u.vector is None:
+                        continue  # a row this index never held (e.g. rejected before approval)
+                    self._grow(self._n + 1)
+                    p = self._n
+                    self._n += 1
+                    self._pos[u.id] = p
+                    self._ids[p] = u.id
+                    self._vecs[p] = u.vector
+                elif u.vector is not None:
+                    self._vecs[p] = u.vector
+                self._vfrom[p] = u.valid_from
+                self._vto[p] = INF if u.valid_to is None else u.valid_to
+                self._ok[p] = u.retrievable
+            self.generation = generation
+
+    def search(self, query: np.ndarray, k: int, at: float) -> list[tuple[int, float]]:
+        """Top-k (id, cosine) among rows retrievable and valid at `at` (unix seconds)."""
+        with self.lock:
+            n = self._n
+            if n == 0 or k <= 0:
+                return []
+            mask = self._ok[:n] & (self._vfrom[:n] <= at) & (at < self._vto[:n])
+            valid = int(np.count_nonzero(mask))
+            if valid == 0:
+                return []
+            scores = self._vecs[:n] @ query  # one pass over the matrix; masking is cheaper
+            if valid < n:  # than gathering the valid rows into a copy first
+                scores[~mask] = -np.inf
+            ids = self._ids[:n]
+        k = min(k, valid)
+        top = np.argpartition(-scores, k - 1)[:k] if k < scores.size else np.arange(scores.size)
+        top = top[np.argsort(-scores[top], kind="stable")]
+        top = top[np.isfinite(scores[top])]
+        return [(int(ids[i]), float(scores[i])) for i in top]

@@ -1,0 +1,223 @@
+"""The write path, run inside one writer transaction: duplicate → key → supersede/reinforce/novel.
+
+Every decision here is a deterministic rule over (subject, relation, object) and time:
+no LLM and no similarity threshold decides a supersession.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import apsw
+import numpy as np
+
+from .index import IndexUpdate
+from .types import Action, AssertionId, Cardinality, Extraction, IngestAction, Status
+
+# Writes the row a decision asks for: (status, valid_from, valid_to, superseded_by) -> id.
+PlaceFn = Callable[[Status, float, "float | None", "int | None"], AssertionId]
+
+RETRIEVABLE = (Status.ACTIVE, Status.SUPERSEDED, Status.PLAIN, Status.RETRACTED)
+CHAIN = "status IN ('active', 'superseded')"  # rows that make up a key's history
+
+
+@dataclass(frozen=True, slots=True)
+class Statement:
+    """One sentence ready to be written: its extractions, vector and times."""
+
+    sentence: str
+    text_hash: str
+    extractions: tuple[Extraction, ...]
+    vector: np.ndarray
+    at: float  # statement time (unix seconds)
+    source: str
+
+
+@dataclass(frozen=True, slots=True)
+class Triple:
+    """A normalized assertion about to be applied to the ledger."""
+
+    subject: str
+    relation: str
+    object: str
+    subject_norm: str
+    relation_norm: str
+    object_norm: str
+    cardinality: Cardinality
+
+    @property
+    def key(self) -> str:
+        return make_key(self.subject_norm, self.relation_norm)
+
+
+def make_key(subject_norm: str, relation_norm: str) -> str:
+    return f"{subject_norm}::{relation_norm}"
+
+
+@dataclass
+class WriteContext:
+    """Per-transaction state: the connection, the clock, and the index changes to publish."""
+
+    conn: apsw.Connection
+    now: float
+    threshold: float
+    vocabulary: dict[str, Cardinality]
+    updates: list[IndexUpdate] = field(default_factory=list)
+
+    def q(self, sql: str, params: tuple = ()) -> list[tuple]:
+        return self.conn.execute(sql, params).fetchall()
+
+    def touch(self, row_id: int, vector: np.ndarray | None = None) -> None:
+        """Queue the row's current validity for the in-memory index."""
+        vf, vt, st = self.q(
+            "SELECT valid_from, valid_to, status FROM assertions WHERE id=?", (row_id,))[0]
+        self.updates.append(IndexUpdate(row_id, vf, vt, Status(st) in RETRIEVABLE, vector))
+
+
+def insert_row(ctx: WriteContext, *, kind: str, text: str, text_hash: str, source: str,
+               method: str, confidence: float, status: Status, valid_from: float,
+               valid_to: float | None, vector: np.ndarray, triple: Triple | None = None,
+               superseded_by: int | None = None, reason: str | None = None) -> AssertionId:
+    t = triple
+    ctx.conn.execute(
+        "INSERT INTO assertions(kind, subject, relation, object, subject_norm, relation_norm,"
+        " object_norm, key, text, text_hash, source, method, confidence, status, recorded_at,"
+        " retired_at, valid_from, valid_to, superseded_by, reason, reinforced, last_seen_at)"
+        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,0,?)",
+        (kind, t and t.subject, t and t.relation, t and t.object, t and t.subject_norm,
+         t and t.relation_norm, t and t.object_norm, t and t.key, text, text_hash, source,
+         method, confidence, status.value, ctx.now,
+         ctx.now if status in (Status.SUPERSEDED, Status.RETRACTED) else None,
+         valid_from, valid_to, superseded_by, reason, ctx.now),
+    )
+    row_id = ctx.conn.last_insert_rowid()
+    ctx.conn.execute("INSERT INTO vectors(rowid, embedding) VALUES (?, ?)",
+                     (row_id, np.ascontiguousarray(vector, dtype=np.float32).tobytes()))
+    ctx.touch(row_id, vector)
+    return AssertionId(row_id)
+
+
+def reinforce(ctx: WriteContext, row_id: int) -> None:
+    ctx.conn.execute(
+        "UPDATE assertions SET reinforced = reinforced + 1, last_seen_at=? WHERE id=?",
+        (ctx.now, row_id))
+
+
+def find_duplicate(ctx: WriteContext, text_hash: str) -> int | None:
+    """An already stored, still standing row with the same normalized sentence."""
+    r = ctx.q(
+        "SELECT id FROM assertions WHERE text_hash=? AND status IN "
+        "('active','plain','quarantined') ORDER BY id LIMIT 1", (text_hash,))
+    return r[0][0] if r else None
+
+
+def resolve_subject(ctx: WriteContext, subject_norm: str) -> str:
+    """Follow renames: a name that is the current `name` of an entity keys that entity."""
+    seen = {subject_norm}
+    while True:
+        r = ctx.q(
+            "SELECT subject_norm FROM assertions WHERE relation_norm='name' AND object_norm=?"
+            " AND status='active' ORDER BY id DESC LIMIT 1", (subject_norm,))
+        if not r or r[0][0] in seen:
+            return subject_norm
+        subject_norm = r[0][0]
+        seen.add(subject_norm)
+
+
+def key_rows(ctx: WriteContext, key: str) -> list[tuple[int, float, float | None, str, str]]:
+    """(id, valid_from, valid_to, object_norm, status) of a key's history, oldest first."""
+    return ctx.q(
+        f"SELECT id, valid_from, valid_to, object_norm, status FROM assertions"
+        f" WHERE key=? AND {CHAIN} ORDER BY valid_from, id", (key,))
+
+
+def close_row(ctx: WriteContext, row_id: int, at: float, successor: int, reason: str,
+              status: Status) -> None:
+    """End a row's validity at `at`; an open row is retired (transaction time) now."""
+    ctx.conn.execute(
+        "UPDATE assertions SET valid_to=?, superseded_by=?, reason=?, status=?,"
+        " retired_at=COALESCE(retired_at, ?) WHERE id=?",
+        (at, successor, reason, status.value, ctx.now, row_id))
+    ctx.touch(row_id)
+
+
+def apply_single(ctx: WriteContext, tr: Triple, t: float, place: PlaceFn) -> IngestAction:
+    """Single-valued key: the value valid at `t` is reinforced or superseded; late facts file
+    into history without retiring the newer value."""
+    rows = key_rows(ctx, tr.key)
+    prev = next((r for r in reversed(rows) if r[1] <= t and (r[2] is None or t < r[2])), None)
+    nxt = next((r for r in rows if r[1] > t), None)
+    if prev is not None and prev[3] == tr.object_norm:
+        reinforce(ctx, prev[0])
+        return IngestAction(Action.REINFORCED, AssertionId(prev[0]), "", tr.subject,
+                            tr.relation, tr.object)
+    if prev is not None:
+        was_open = prev[2] is None
+        new_id = place(Status.ACTIVE if was_open else Status.SUPERSEDED, t, prev[2],
+                       None if was_open else _successor(ctx, prev[0]))
+        close_row(ctx, prev[0], t, new_id, f"superseded by #{new_id}: {tr.object}",
+                  Status.SUPERSEDED)
+        action = Action.SUPERSEDED if was_open else Action.HISTORY
+        return IngestAction(action, new_id, "", tr.subject, tr.relation, tr.object,
+                            retired=(AssertionId(prev[0]),))
+    if nxt is not None and nxt[3] == tr.object_norm:
+        # The same value was stated earlier than we knew: its validity starts sooner.
+        ctx.conn.execute("UPDATE assertions SET valid_from=? WHERE id=?", (t, nxt[0]))
+        reinforce(ctx, nxt[0])
+        ctx.touch(nxt[0])
+        return IngestAction(Action.REINFORCED, AssertionId(nxt[0]), "", tr.subject,
+                            tr.relation, tr.object)
+    if nxt is not None:
+        new_id = place(Status.SUPERSEDED, t, nxt[1], nxt[0])
+        ctx.conn.execute("UPDATE assertions SET reason=? WHERE id=?",
+                         (f"superseded by #{nxt[0]}", new_id))
+        return IngestAction(Action.HISTORY, new_id, "", tr.subject, tr.relation, tr.object)
+    new_id = place(Status.ACTIVE, t, None, None)
+    return IngestAction(Action.NOVEL, new_id, "", tr.subject, tr.relation, tr.object)
+
+
+def _successor(ctx: WriteContext, row_id: int) -> int | None:
+    r = ctx.q("SELECT superseded_by FROM assertions WHERE id=?", (row_id,))
+    return r[0][0] if r else None
+
+
+def apply_multi(ctx: WriteContext, tr: Triple, t: float, place: PlaceFn) -> IngestAction:
+    """Multi-valued key: a new object joins the others; the same object is reinforced."""
+    same = ctx.q(
+        f"SELECT id, valid_from FROM assertions WHERE key=? AND object_norm=? AND {CHAIN}"
+        " AND valid_to IS NULL ORDER BY id LIMIT 1", (tr.key, tr.object_norm))
+    if same:
+        row_id, vf = same[0]
+        if t < vf:
+            ctx.conn.execute("UPDATE assertions SET valid_from=? WHERE id=?", (t, row_id))
+            ctx.touch(row_id)
+        reinforce(ctx, row_id)
+        return IngestAction(Action.REINFORCED, AssertionId(row_id), "", tr.subject,
+                            tr.relation, tr.object)
+    new_id = place(Status.ACTIVE, t, None, None)
+    return IngestAction(Action.NOVEL, new_id, "", tr.subject, tr.relation, tr.object)
+
+
+def apply_removal(ctx: WriteContext, tr: Triple, t: float, place: PlaceFn) -> IngestAction:
+    """An explicit removal retires the matching value valid at `t` (any cardinality)."""
+    rows = [r for r in key_rows(ctx, tr.key) if r[1] <= t and (r[2] is None or t < r[2])]
+    if tr.cardinality is Cardinality.MULTI or tr.object_norm:
+        rows = [r for r in rows if not tr.object_norm or r[3] == tr.object_norm]
+    new_id = place(Status.RETRACTED, t, t, None)  # the removal statement itself, for audit
+    ctx.conn.execute("UPDATE assertions SET reason='removal statement' WHERE id=?", (new_id,))
+    retired = []
+    for r in rows:
+        close_row(ctx, r[0], t, new_id, f"removed by #{new_id}", Status.RETRACTED)
+        retired.append(AssertionId(r[0]))
+    return IngestAction(Action.RETRACTED, new_id, "", tr.subject, tr.relation, tr.object,
+                        retired=tuple(retired))
+
+
+def apply_triple(ctx: WriteContext, tr: Triple, t: float, removal: bool,
+                 place: PlaceFn) -> IngestAction:
+    if removal:
+        return apply_removal(ctx, tr, t, place)
+    if tr.cardinality is Cardinality.MULTI:
+        return apply_multi(ctx, tr, t, place)
+    return apply_single(ctx, tr, t, place)

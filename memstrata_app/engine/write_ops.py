@@ -1,0 +1,294 @@
+"""MemoryEngine's write operations: statements, review, forget, import and reindex."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+import apsw
+import numpy as np
+
+from .embedders import Embedder, resolve_embedder
+from .extract import normalize_entity, normalize_object, normalize_relation, text_hash
+from .store import COLUMNS, row_to_assertion
+from .timeutil import parse_time, to_ts
+from .types import (
+    Action,
+    Assertion,
+    AssertionId,
+    Cancelled,
+    Cardinality,
+    EngineError,
+    Extraction,
+    IngestAction,
+    NotFound,
+    Status,
+)
+from .write import (
+    Statement,
+    Triple,
+    WriteContext,
+    apply_triple,
+    find_duplicate,
+    insert_row,
+    reinforce,
+    resolve_subject,
+)
+
+if TYPE_CHECKING:
+    from .core import MemoryEngine
+
+Progress = Callable[[int, int], None]
+
+
+def make_triple(subject: str, relation: str, obj: str,
+                vocab: dict[str, Cardinality]) -> Triple:
+    rel = normalize_relation(relation)
+    # a new name is itself an entity: normalize it as one so renames can be followed
+    obj_norm = normalize_entity(obj) if rel == "name" else normalize_object(obj)
+    return Triple(subject, relation, obj, normalize_entity(subject), rel, obj_norm,
+                  vocab.get(rel, Cardinality.SINGLE))
+
+
+class WriteOps:
+    """Mixed into MemoryEngine; every method here writes through the single writer."""
+
+    def write_statement(self: MemoryEngine, ctx: WriteContext,
+                        st: Statement) -> list[IngestAction]:
+        """Duplicate short-circuit, then plain fact or one decision per extraction."""
+        dup = find_duplicate(ctx, st.text_hash)
+        if dup is not None:
+            reinforce(ctx, dup)
+            return [IngestAction(Action.DUPLICATE, AssertionId(dup), st.sentence)]
+        assert st.vector is not None
+        if not st.extractions:
+            row_id = insert_row(ctx, kind="fact", text=st.sentence, text_hash=st.text_hash,
+                                source=st.source, method="plain", confidence=1.0,
+                                status=Status.PLAIN, valid_from=st.at, valid_to=None,
+                                vector=st.vector)
+            return [IngestAction(Action.PROSE, row_id, st.sentence)]
+        return [self._apply_extraction(ctx, st, ex) for ex in st.extractions]
+
+    def _apply_extraction(self: MemoryEngine, ctx: WriteContext, st: Statement,
+                          ex: Extraction) -> IngestAction:
+        tr = make_triple(ex.subject, ex.relation, ex.object, ctx.vocabulary)
+        tr = replace(tr, subject_norm=resolve_subject(ctx, tr.subject_norm))
+        t = to_ts(ex.effective_from) if ex.effective_from is not None else st.at
+        assert t is not None
+        common = dict(kind="assertion", text=st.sentence, text_hash=st.text_hash,
+                      source=st.source, method=ex.method, confidence=ex.confidence,
+                      vector=st.vector, triple=tr)
+        if ex.confidence < ctx.threshold:
+            row_id = insert_row(ctx, status=Status.QUARANTINED, valid_from=t, valid_to=None,
+                                reason="removal" if ex.removal else None,
+                                **common)  # type: ignore[arg-type]
+            return IngestAction(Action.QUARANTINED, row_id, st.sentence, tr.subject,
+                                tr.relation, tr.object, confidence=ex.confidence)
+
+        def place(status: Status, vf: float, vt: float | None, succ: int | None) -> AssertionId:
+            return insert_row(ctx, status=status, valid_from=vf, valid_to=vt,
+                              superseded_by=succ, **common)  # type: ignore[arg-type]
+
+        act = apply_triple(ctx, tr, t, ex.removal, place)
+        return replace(act, text=st.sentence, confidence=ex.confidence)
+
+    # --- review queue ------------------------------------------------------------------------
+    def approve(self: MemoryEngine, assertion_id: int, subject: str | None = None,
+                relation: str | None = None, object: str | None = None) -> IngestAction:
+        """Apply a quarantined extraction (optionally edited) with full supersession."""
+        a = self._quarantined_row(assertion_id)
+        vocab = self.vocabulary()
+        tr = make_triple(subject or a.subject or "", relation or a.relation or "",
+                         object or a.object or "", vocab)
+        if not (tr.subject_norm and tr.relation_norm and tr.object_norm):
+            raise EngineError("an approved assertion needs a subject, a relation and an object")
+
+        def job(conn: apsw.Connection) -> tuple[IngestAction, WriteContext, int]:
+            ctx = self._context(conn, vocab)
+            _ = self._quarantined_row(assertion_id, ctx)
+            trr = replace(tr, subject_norm=resolve_subject(ctx, tr.subject_norm))
+            t = to_ts(a.valid_from)
+            assert t is not None
+            ctx.conn.execute(
+                "UPDATE assertions SET subject=?, relation=?, object=?, subject_norm=?,"
+                " relation_norm=?, object_norm=?, key=?, method=method || '+approved'"
+                " WHERE id=?", (trr.subject, trr.relation, trr.object, trr.subject_norm,
+                                trr.relation_norm, trr.object_norm, trr.key, assertion_id))
+
+            def place(status: Status, vf: float, vt: float | None,
+                      succ: int | None) -> AssertionId:
+                ctx.conn.execute(
+                    "UPDATE assertions SET status=?, valid_from=?, valid_to=?, superseded_by=?,"
+                    " retired_at=?, reason=NULL WHERE id=?",
+                    (status.value, vf, vt, succ,
+                     ctx.now if status in (Status.SUPERSEDED, Status.RETRACTED) else None,
+                     assertion_id))
+                ctx.touch(assertion_id)
+                return AssertionId(assertion_id)
+
+            act = apply_triple(ctx, trr, t, a.reason == "removal", place)
+            if act.assertion_id != assertion_id:  # reinforced an existing row instead
+                ctx.conn.execute(
+                    "UPDATE assertions SET status='rejected', retired_at=?, reason=? WHERE id=?",
+                    (ctx.now, f"approved as a restatement of #{act.assertion_id}", assertion_id))
+                ctx.touch(assertion_id)
+            return replace(act, text=a.text, confidence=a.confidence), ctx, self._bump(conn)
+
+        return self._run_write(job)
+
+    def reject(self: MemoryEngine, assertion_id: int) -> Assertion:
+        """Refuse a quarantined extraction; it stays in the ledger for audit."""
+        self._quarantined_row(assertion_id)
+
+        def job(conn: apsw.Connection) -> tuple[None, WriteContext, int]:
+            ctx = self._context(conn, {})
+            self._quarantined_row(assertion_id, ctx)
+            ctx.conn.execute("UPDATE assertions SET status='rejected', retired_at=?,"
+                             " reason='rejected in review' WHERE id=?", (ctx.now, assertion_id))
+            ctx.touch(assertion_id)
+            return None, ctx, self._bump(conn)
+
+        self._run_write(job)
+        return self.get(assertion_id)
+
+    def would_retire(self: MemoryEngine, assertion_id: int) -> list[Assertion]:
+        """What approving this quarantined extraction would close, as things stand."""
+        a = self._quarantined_row(assertion_id)
+        if a.key is None:
+            return []
+        vocab = self.vocabulary()
+        card = vocab.get(a.relation_norm or "", Cardinality.SINGLE)
+        removal = a.reason == "removal"
+        rows = self._readers.query(
+            f"SELECT {COLUMNS} FROM assertions WHERE key=? AND status IN ('active','superseded')"
+            " ORDER BY valid_from, id", (a.key,))
+        out = []
+        for r in map(row_to_assertion, rows):
+            if not r.valid_at(a.valid_from):
+                continue
+            closes = (r.object_norm == a.object_norm or card is Cardinality.SINGLE) if removal \
+                else (card is Cardinality.SINGLE and r.object_norm != a.object_norm)
+            if closes:
+                out.append(r)
+        return out
+
+    def _quarantined_row(self: MemoryEngine, assertion_id: int,
+                         ctx: WriteContext | None = None) -> Assertion:
+        if ctx is None:
+            a = self.get(assertion_id)
+        else:
+            rows = ctx.q(f"SELECT {COLUMNS} FROM assertions WHERE id=?", (int(assertion_id),))
+            if not rows:
+                raise NotFound(f"no assertion with id {assertion_id}")
+            a = row_to_assertion(rows[0])
+        if a.status is not Status.QUARANTINED:
+            raise EngineError(f"assertion {assertion_id} is {a.status.value}, not waiting for"
+                              " review")
+        return a
+
+    def forget(self: MemoryEngine, assertion_id: int, reason: str = "forgotten") -> Assertion:
+        """Retract a fact: it stops being valid now and is kept for audit."""
+        a = self.get(assertion_id)
+        if a.status not in (Status.ACTIVE, Status.PLAIN, Status.SUPERSEDED):
+            raise EngineError(f"assertion {assertion_id} is {a.status.value}; nothing to forget")
+
+        def job(conn: apsw.Connection) -> tuple[None, WriteContext, int]:
+            ctx = self._context(conn, {})
+            cur = ctx.q("SELECT valid_to, status FROM assertions WHERE id=?", (assertion_id,))[0]
+            end = ctx.now if cur[0] is None else min(cur[0], ctx.now)
+            ctx.conn.execute(
+                "UPDATE assertions SET status='retracted', valid_to=?, retired_at=?, reason=?"
+                " WHERE id=?", (end, ctx.now, reason, assertion_id))
+            ctx.touch(assertion_id)
+            return None, ctx, self._bump(conn)
+
+        self._run_write(job)
+        return self.get(assertion_id)
+
+    # --- import and reindex ------------------------------------------------------------------
+    def import_records(self: MemoryEngine, records: Iterable[dict[str, Any]],
+                       progress: Progress | None = None,
+                       cancel: threading.Event | None = None) -> int:
+        """Restore exported rows. Into an empty ledger: exactly (statuses, times, chains).
+        Into a non-empty one: each standing record is replayed through the write path."""
+        recs = list(records)
+        for i, r in enumerate(recs):
+            if not isinstance(r, dict) or not isinstance(r.get("text"), str):
+                raise EngineError(f"record {i + 1} is not an exported ledger row (no 'text')")
+        if self.count_assertions() > 0:
+            items = [(r["text"], parse_time(r["valid_from"]) if r.get("valid_from") else None)
+                     for r in sorted(recs, key=lambda r: r.get("valid_from") or "")
+                     if r.get("status") not in ("rejected", "quarantined")]
+            self.ingest_many(items, source="import", progress=progress, cancel=cancel)
+            return len(items)
+        vecs = self._embed_batches([r["text"] for r in recs], progress, cancel)
+
+        def job(conn: apsw.Connection) -> tuple[int, WriteContext, int]:
+            ctx = self._context(conn, {})
+            id_map: dict[int, int] = {}
+            for r, v in zip(recs, vecs, strict=True):
+                tr = (Triple(r["subject"], r["relation"], r["object"], r["subject_norm"],
+                             r["relation_norm"], r["object_norm"], Cardinality.SINGLE)
+                      if r.get("key") else None)
+                new = insert_row(
+                    ctx, kind=r.get("kind", "fact"), text=r["text"],
+                    text_hash=text_hash(r["text"]), source=r.get("source", "import"),
+                    method=r.get("method", "import"), confidence=float(r.get("confidence", 1)),
+                    status=Status(r.get("status", "plain")),
+                    valid_from=_ts(r.get("valid_from")) or ctx.now,
+                    valid_to=_ts(r.get("valid_to")), vector=v, triple=tr,
+                    reason=r.get("reason"))
+                id_map[int(r.get("id", new))] = new
+            for r in recs:
+                if r.get("superseded_by") is not None and int(r["id"]) in id_map:
+                    ctx.conn.execute("UPDATE assertions SET superseded_by=? WHERE id=?",
+                                     (id_map.get(int(r["superseded_by"])), id_map[int(r["id"])]))
+            return len(recs), ctx, self._bump(conn)
+
+        return self._run_write(job)
+
+    def _embed_batches(self: MemoryEngine, texts: list[str], progress: Progress | None,
+                       cancel: threading.Event | None, embedder: Embedder | None = None,
+                       batch: int = 256) -> list[np.ndarray]:
+        emb = embedder or self.embedder
+        out: list[np.ndarray] = []
+        for i in range(0, len(texts), batch):
+            if cancel is not None and cancel.is_set():
+                raise Cancelled(f"cancelled after {i} of {len(texts)} texts; nothing changed")
+            out.extend(emb.embed(texts[i:i + batch]))
+            if progress is not None:
+                progress(min(i + batch, len(texts)), len(texts))
+        return out
+
+    def reindex(self: MemoryEngine, embedder: Any, progress: Progress | None = None,
+                cancel: threading.Event | None = None) -> int:
+        """Re-embed every row with another embedder; all or nothing (cancel changes nothing)."""
+        emb = resolve_embedder(embedder)
+        rows = self._readers.query("SELECT id, text FROM assertions ORDER BY id")
+        texts = sorted({t for _, t in rows})
+        vecs = dict(zip(texts, self._embed_batches(texts, progress, cancel, emb), strict=True))
+        dim = emb.dim
+
+        def job(conn: apsw.Connection) -> tuple[int, WriteContext, int]:
+            conn.execute("DROP TABLE IF EXISTS vectors")
+            conn.execute(f"CREATE VIRTUAL TABLE vectors USING vec0(embedding float[{dim}])")
+            for row_id, text in rows:
+                conn.execute("INSERT INTO vectors(rowid, embedding) VALUES (?, ?)",
+                             (row_id, np.asarray(vecs[text], dtype=np.float32).tobytes()))
+            conn.execute("INSERT OR REPLACE INTO meta(k, v) VALUES ('embedder', ?), ('dim', ?)",
+                         (emb.name, str(dim)))
+            return len(rows), self._context(conn, {}), self._bump(conn)
+
+        n = self._run_write(job)
+        self.embedder = emb
+        self._index = None  # rebuilt in the new space on the next read
+        return n
+
+
+def _ts(v: Any) -> float | None:
+    if v in (None, ""):
+        return None
+    return to_ts(parse_time(str(v)))
+

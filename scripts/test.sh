@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# Sets up (if needed) and runs the whole test suite. Extra arguments go to pytest.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh --test
+export QT_QPA_PLATFORM=offscreen HF_HUB_OFFLINE=1 TOKENIZERS_PARALLELISM=false
+exec .venv/bin/python -m pytest "$@"
