@@ -145,7 +145,8 @@ def parse_at(value: str | None) -> Any:
     return None if value is None else parse_time(value)
 
 
-def emit_json(obj: Any, out: TextIO = sys.stdout) -> None:
+def emit_json(obj: Any, out: TextIO | None = None) -> None:
+    out = out or sys.stdout
     json.dump(obj, out, indent=2, ensure_ascii=False)
     out.write("\n")
 
