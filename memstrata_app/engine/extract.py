@@ -88,13 +88,14 @@ def _version_facts(items: list[str]) -> list[tuple[str, str]]:
     """Items shaped "Name 1.2" -> [(name, version)]; [] unless every item has that shape."""
     out = []
     for it in items:
-        m = _NAME_VER.match(it)
+        m = _NAME_VER.match(_LTS.sub("", it))
         if not m or m.group("name").lower() in ("port", "version", "v"):
             return []
         out.append((m.group("name"), m.group("ver")))
     return out
 
 
+_LTS = re.compile(r"\s+lts$", _I)
 _NAME_VER = re.compile(rf"^{NAME_PATTERN}\s+(?:version\s+)?{VERSION_PATTERN}$", _I)
 _MULTI_REL = {
     "depends": "depends_on", "depend": "depends_on", "relies": "depends_on",
@@ -107,7 +108,10 @@ _MULTI_REL = {
     "connects": "connects_to", "connect": "connects_to", "reads": "reads_from",
     "read": "reads_from", "writes": "writes_to", "write": "writes_to", "written": "language",
 }
-_PURPOSE = re.compile(r"\s+(?:for|to|because|so\s+that|since|when|in\s+order\s+to|via)\s+.*$", _I)
+_PURPOSE = re.compile(
+    r"\s+(?:for|to|because|so\s+that|since|when|in\s+order\s+to|via|over|through|as|in)\s+.*$",
+    _I,
+)
 _NOT_A_PLACE = re.compile(
     r"^(?:every|each|startup|boot|demand|a\s+schedule|schedule|cron|parallel|the\s+background|"
     r"background|a\s+loop|loop|sequence|order|batches|\d{1,2}(?::\d\d)?\s*(?:am|pm)|"
@@ -116,8 +120,17 @@ _NOT_A_PLACE = re.compile(
 )
 
 
+_QUANTIFIER = re.compile(
+    r"^(?:a\s+lot|lots|too|much|many|more|less|fewer|some|any|a\s+bit|a\s+few|tons|plenty|"
+    r"most|all|every|each|several|no|none|nothing|everything|something|it|them|this|that)\b",
+    _I,
+)
+
+
 def _objects(raw: str, rel: str) -> list[str]:
-    if rel in ("uses", "depends_on"):
+    if _QUANTIFIER.match(raw):
+        return []
+    if rel in _MULTI_SET and rel != "supports":
         raw = _PURPOSE.sub("", raw)
     items = split_list(raw) if rel in _MULTI_SET else [raw]
     out: list[str] = []
@@ -171,6 +184,8 @@ def _h_kv(m: re.Match[str]) -> list[_Triple] | None:
     subj, rel, known = split
     conf = _kv_confidence(key, value, known)
     if conf is None:
+        return None
+    if op == ":" and conf < 0.6 and not obj[:1].isupper():
         return None
     obj, env = split_env(obj)
     return [(with_env(subj, env), rel, obj, conf, "rule:key_value")]
@@ -313,7 +328,7 @@ def _h_set(m: re.Match[str]) -> list[_Triple] | None:
         if verb in VERSION_VERBS and VERSION_RE.match(obj):
             rel = "version"
         elif verb in MOVE_VERBS:
-            rel = "location"
+            rel = "deployed_to" if _PLACE.match(obj) else "location"
     method = "rule:set_to" if m.re is not RULES["changed_to"] else "rule:changed_to"
     conf = 0.9 if m.group(0).count(" ") < 12 else 0.8
     if m.groupdict().get("k2"):
@@ -322,14 +337,15 @@ def _h_set(m: re.Match[str]) -> list[_Triple] | None:
 
 
 _ROLE_REL = {"owned": "owner", "maintained": "owner", "led": "lead", "run": "owner",
-             "managed": "owner", "owns": "owner", "maintains": "owner", "leads": "lead"}
+             "managed": "owner", "owns": "owner", "maintains": "owner", "leads": "lead",
+             "took": "owner", "now": "owner"}
 
 
 def _h_owns(m: re.Match[str]) -> list[_Triple] | None:
     subj, who = clean_subject(m.group("s")), clean_object(m.group("o"), 4)
     if not subj or not who or who.lower() in PRONOUNS or value_kind(who) == "prose":
         return None
-    return [(subj, _ROLE_REL[m.group("v").lower()], who, 0.85, "rule:owner")]
+    return [(subj, _ROLE_REL[m.group("v").split()[0].lower()], who, 0.85, "rule:owner")]
 
 
 def _h_role(m: re.Match[str]) -> list[_Triple] | None:
@@ -339,6 +355,27 @@ def _h_role(m: re.Match[str]) -> list[_Triple] | None:
     if not subj or not who or who.lower() in PRONOUNS or value_kind(who) == "prose":
         return None
     return [(subj, normalize_relation(role), who, 0.85, "rule:role")]
+
+
+_PLACE = re.compile(
+    r"^(?:[a-z]{2}(?:-[a-z]+)+-\d[a-z]?|.*\b(?:cluster|region|datacenter|data\s+center|vpc|"
+    r"kubernetes|k8s|aws|gcp|azure|vercel|netlify|heroku|fly\.io|render|railway|cloudflare|"
+    r"lambda|ecs|eks|gke|aks|cloud\s+run|app\s+engine|digitalocean|hetzner|prod|production|"
+    r"staging|on-prem|bare\s+metal)\b.*)$",
+    _I,
+)
+_FILE_PATH = re.compile(
+    r"^(?:~|\.{1,2})?/?[\w.\-]+(?:/[\w.\-]+)+/?$|^[\w\-.]+\.(?:py|js|ts|tsx|jsx|json|ya?ml|"
+    r"toml|ini|cfg|conf|md|txt|sh|go|rs|java|rb|env|lock|sql|html|css|xml|csv)$",
+    _I,
+)
+
+
+def _h_deploy_place(m: re.Match[str]) -> list[_Triple] | None:
+    loc = clean_object(m.group("l"), 5)
+    if not loc or value_kind(loc) == "prose" or _NOT_A_PLACE.match(loc):
+        return None
+    return [("project", "deployed_to", loc, 0.8, "rule:deployed_to")]
 
 
 def _h_deployed(m: re.Match[str]) -> list[_Triple] | None:
@@ -355,6 +392,8 @@ def _h_deployed(m: re.Match[str]) -> list[_Triple] | None:
         return None
     if URL_RE.match(loc):
         return [(subj, "url", loc, 0.85, "rule:url_at")]
+    if _FILE_PATH.match(loc):
+        return [(subj, "path", loc, 0.85, "rule:path")]
     rel = "location" if verb == "located" else "deployed_to"
     return [(subj, rel, loc, 0.85, "rule:deployed_to")]
 
@@ -363,6 +402,9 @@ def _h_url_at(m: re.Match[str]) -> list[_Triple] | None:
     subj, u = clean_subject(m.group("s")), strip_wrapping(m.group("u"))
     if not subj:
         return None
+    split = split_key(subj)
+    if split and split[1] in ("url", "host") and split[0] != subj:
+        subj = split[0]
     if URL_RE.match(u) or u.startswith("/"):
         return [(subj, "url", u, 0.85, "rule:url_at")]
     host, _, port = u.partition(":")
@@ -372,6 +414,21 @@ def _h_url_at(m: re.Match[str]) -> list[_Triple] | None:
     return out
 
 
+def _h_used_by(m: re.Match[str]) -> list[_Triple] | None:
+    subj = clean_subject(m.group("s"), project=True)
+    rel = "uses" if m.group("v").lower() == "used" else "depends_on"
+    objs = _objects(m.group("o"), rel)
+    if not subj or not objs:
+        return None
+    versions = _version_facts(objs) if rel == "uses" else []
+    if versions:
+        return [(n, "version", v, 0.8, "rule:version_on") for n, v in versions]
+    return [(subj, rel, o, 0.8, f"rule:{rel}") for o in objs]
+
+
+_INSTEAD_OF = re.compile(r"\s+(?:instead\s+of|rather\s+than|in\s+place\s+of)\s+", _I)
+
+
 def _h_multi(m: re.Match[str]) -> list[_Triple] | None:
     verb = m.group("v").lower().split()
     head = verb[1] if verb[0] in ("is", "are") else verb[0]
@@ -379,9 +436,15 @@ def _h_multi(m: re.Match[str]) -> list[_Triple] | None:
     subj = clean_subject(m.group("s"), project=True)
     if not subj:
         return None
-    objs = _objects(m.group("o"), rel)
+    raw, _, dropped = _INSTEAD_OF.sub(" \x00", m.group("o")).partition(" \x00")
+    objs = _objects(raw, rel)
     if not objs:
         return None
+    if dropped and rel in _MULTI_SET:
+        old = _objects(dropped, rel)
+        if len(objs) == 1 and old:
+            return [(subj, rel, objs[0], 0.8, f"rule:{rel}")] + [
+                (subj, rel, o, 0.8, "rule:replaced:removed") for o in old]
     if rel == "uses":
         versions = _version_facts(objs)
         if versions:
@@ -392,6 +455,11 @@ def _h_multi(m: re.Match[str]) -> list[_Triple] | None:
 
 _ROLE_RELS = frozenset(
     ("owner", "lead", "maintainer", "on_call", "manager", "contact", "architect")
+)
+
+
+_PREPOSITION = re.compile(
+    r"^(?:in|on|at|for|from|with|by|under|over|to|of|into|about|like|than|as|via|behind)\s+", _I
 )
 
 
@@ -407,6 +475,14 @@ def _h_copula(m: re.Match[str]) -> list[_Triple] | None:
     if obj is None:
         return None
     obj, env = split_env(obj)
+    if _PREPOSITION.match(obj):
+        rest = _PREPOSITION.sub("", obj)
+        if obj[:3].lower() == "in " and _PLACE.match(rest) and value_kind(rest) != "prose":
+            whole = clean_subject(m.group("k"))
+            if whole is None:
+                return None
+            return [(with_env(whole, env), "deployed_to", rest, 0.8, "rule:deployed_to")]
+        return None
     kind = value_kind(obj)
     raw_key = clean_phrase(m.group("k"))
     config = bool(CONFIG_KEY_RE.match(raw_key))
@@ -447,13 +523,19 @@ _HANDLERS: tuple[tuple[str, object, bool], ...] = (
     ("owns", _h_owns, True),
     ("owned_by", _h_owns, True),
     ("role", _h_role, True),
+    ("url_at", _h_url_at, True),
     ("deployed_to", _h_deployed, True),
     ("deploy_x_to", _h_deployed, True),
-    ("url_at", _h_url_at, True),
+    ("used_by", _h_used_by, True),
+    ("deploy_place", _h_deploy_place, True),
     ("multi", _h_multi, True),
     ("copula", _h_copula, True),
 )
-_CLAUSES = re.compile(r",\s*(?:and|but|while)\s+|;\s+|\s+and\s+(?=(?:the|our|its|their)\s)", _I)
+_CLAUSES = re.compile(
+    r",\s*(?:and|but|while)\s+|;\s+|\s+and\s+(?=(?:the|our|its|their)\s)"
+    r"|,\s+(?=(?:the|our|its|their)\s)",
+    _I,
+)
 
 
 _REMOVAL_METHODS = frozenset(("rule:stop_using", "rule:drop", "rule:removed_from"))
@@ -494,6 +576,20 @@ _QUESTION_END = re.compile(r"\?[\"')\]]*$")
 _END_PUNCT = re.compile(r"[\s.!;,]+$")
 
 
+_LABEL = re.compile(r"^([A-Za-z][\w\-]*(?:\s+[\w\-]+){0,2})\s*:\s+(?=\S)")
+_CORRECTION_TAIL = re.compile(
+    r"\s*\((?:not|was|previously|formerly|prev\.?|old|from|instead\s+of|used\s+to\s+be)\b[^)]*\)$"
+    r"|,\s+(?:not|instead\s+of|rather\s+than|previously|formerly|was)\s+[^,\s]+"
+    r"(?:\s+[^,\s]+)?$",
+    _I,
+)
+_LEAD_ENV = re.compile(
+    r"^(?:in|on|for)\s+(?:the\s+)?(?P<q>prod|production|staging|stage|dev|development|test|"
+    r"testing|qa|uat|local|ci|preview|sandbox)(?:\s+(?:env|environment))?\s*,?\s+",
+    _I,
+)
+
+
 def extract(sentence: str, at: datetime | None = None) -> list[Extraction]:
     """Zero or more (subject, relation, object) assertions stated by ONE sentence.
 
@@ -507,9 +603,16 @@ def extract(sentence: str, at: datetime | None = None) -> list[Extraction]:
         got = _h_kv(kv)
         if got:
             return _build(got, sentence, False, None, 1.0)
+    label = _LABEL.match(w)
+    if label:
+        if label.group(1).lower() in ("todo", "question", "q", "idea", "proposal", "fixme"):
+            return []
+        w = w[label.end():]
     if "'" in w:
         for rx, rep in CONTRACTIONS:
             w = rx.sub(rep, w)
+    if "(" in w or "," in w or " not " in w or " was " in w:
+        w = _CORRECTION_TAIL.sub("", w)
     if HEDGE_RE.search(w):
         return []
     anchor = at if at is not None else datetime.now(UTC)
@@ -519,6 +622,10 @@ def extract(sentence: str, at: datetime | None = None) -> list[Extraction]:
     if WILL_RE.search(w) and effective is None:
         return []
     w = " ".join(ADVERB_RE.sub(" ", w).split())
+    env = None
+    q = _LEAD_ENV.match(w)
+    if q:
+        env, w = q.group("q"), w[q.end():]
     removal, neg_scale = False, 1.0
     low = w.lower()
     negated = "no" in low or "n't" in low or "more" in low or "never" in low
@@ -544,14 +651,23 @@ def extract(sentence: str, at: datetime | None = None) -> list[Extraction]:
             got = [t for p in parts for t in _run_rules(p, False)]
     if not got:
         return []
-    return _build(got, sentence, removal or removal_rule, effective, neg_scale)
+    return _build(got, sentence, removal or removal_rule, effective, neg_scale, env)
+
+
+_PORT_VALUE = re.compile(r"^(?:tcp\s+|udp\s+)?port\s+(\d{1,5})$", _I)
 
 
 def _build(got: list[_Triple], sentence: str, removal: bool, effective: datetime | None,
-           scale: float) -> list[Extraction]:
+           scale: float, env: str | None = None) -> list[Extraction]:
     out = []
     seen = set()
     for subj, rel, obj, conf, method in got:
+        if rel in ("value", "location"):
+            pm = _PORT_VALUE.match(obj)
+            if pm:
+                rel, obj, conf = "port", pm.group(1), max(conf, 0.8)
+        if env and subj != "project":
+            subj = with_env(subj, env)
         key = (normalize_entity(subj), rel, normalize_object(obj))
         if key in seen or not key[0] or not key[2]:
             continue

@@ -237,8 +237,8 @@ _NUMBER_UNIT = re.compile(
 VERSION_RE = re.compile(r"^v?\d+(?:\.\d+)*(?:\.x|[a-z]+\d*|[-+][\w.]+)?$", _I)
 URL_RE = re.compile(r"^[a-z][a-z0-9+.\-]*://\S+$", _I)
 _PATH = re.compile(r"^(?:~|\.{1,2})?/\S*$")
-_IDENT = re.compile(r"^[\w.\-:@/+*]+$")
-_IDENT_MARK = re.compile(r"[\d_.:/\-@]")
+_IDENT = re.compile(r"^#?[\w.\-:@/+*$]+$")
+_IDENT_MARK = re.compile(r"[\d_.:/\-@#]")
 _ENUM = frozenset(
     [
         "true", "false", "yes", "no", "on", "off", "enabled", "disabled", "none", "null",
@@ -352,9 +352,21 @@ def with_env(subject: str, env: str | None) -> str:
 _TOKEN = re.compile(r"[^\s_\-]+")
 
 
+_KEY_LABEL = re.compile(
+    r"^(?:(?:feature\s+)?flag|setting|config(?:uration)?\s+(?:key|value)|option|"
+    r"(?:env(?:ironment)?\s+)?var(?:iable)?|env\s+var|parameter|param|key)\s+(?=[`'\"]?\w+[`'\"]?$)"
+    r"|\s+(?:setting|settings|config(?:uration)?\s+value|option|parameter|param|value)$",
+    _I,
+)
+_LEAD_MODIFIER = re.compile(r"^(?:default|current|main|primary|global|overall)\s+(?=\S)", _I)
+
+
 def split_key(phrase: str) -> tuple[str, str, bool] | None:
-    """Split a key phrase into (subject, relation, known_attribute)."""
-    p = clean_phrase(phrase)
+    """Split a key phrase into (subject, relation, known_attribute).
+
+    "auth service port" -> ("auth service", "port", True); "MAX_RETRIES" -> (.., "value", False).
+    """
+    p = clean_phrase(_KEY_LABEL.sub("", clean_phrase(phrase)))
     if not p:
         return None
     m = _OF_FOR.match(p)
@@ -383,8 +395,10 @@ def split_key(phrase: str) -> tuple[str, str, bool] | None:
         if rel is None:
             continue
         owner = p[: toks[-n].start()].rstrip(" _-")
-        if not owner or all(w in _MODIFIERS for w in owner.lower().split()):
+        if not owner:
             return p, "value", True
+        if all(w in _MODIFIERS for w in owner.lower().split()):
+            return _LEAD_MODIFIER.sub("", p), "value", True
         return owner, rel, True
     return p, "value", False
 

@@ -126,8 +126,8 @@ ATTRIBUTE_WORDS: dict[str, str] = {
 COMPOUND_ATTRIBUTES: dict[str, str] = {
     "rate limit": "rate_limit", "base url": "url", "base uri": "url", "api url": "url",
     "pool size": "pool_size", "batch size": "batch_size", "log level": "log_level",
-    "logging level": "log_level", "retry limit": "retry_limit",
-    "default branch": "default_branch", "main branch": "default_branch",
+    "logging level": "log_level", "retry limit": "retry_limit", "page size": "page_size",
+    "ip address": "ip", "default branch": "default_branch", "main branch": "default_branch",
     "tech lead": "lead", "team lead": "lead", "technical lead": "lead",
     "engineering lead": "lead", "on call": "on_call", "product owner": "owner",
     "engineering manager": "manager", "point of contact": "contact",
@@ -149,7 +149,8 @@ FILLER_RE = re.compile(
     r"^(?:(?:note(?:\s+that)?|nb|fyi|update|quick\s+update|heads[\s-]+up|reminder|btw|"
     r"by\s+the\s+way|also|and|so|ok|okay|alright|now|correction|actually|important|psa|ps|"
     r"just\s+so\s+you\s+know|for\s+the\s+record|for\s+reference|as\s+a\s+reminder|"
-    r"to\s+be\s+clear|good\s+news|turns\s+out(?:\s+that)?|it\s+turns\s+out(?:\s+that)?)"
+    r"to\s+be\s+clear|good\s+news|turns\s+out(?:\s+that)?|it\s+turns\s+out(?:\s+that)?|"
+    r"effective\s+(?:immediately|now))"
     r"\s*[:,\-–—!]*\s+"
     r"|(?:oh|yes|yeah|yep|no|nope|right|well|great|cool|done|hi|hey|sure)\s*[:,\-–—!.]+\s*)+",
     _I,
@@ -270,7 +271,8 @@ RULES: dict[str, re.Pattern[str]] = {
     "port": _c(
         r"^(?P<s>.+?)\s+(?:(?:is|are|was)\s+)?(?:runs?|running|listens?|listening|serves?|"
         r"serving|served|binds?|binding|bound|exposed|available|reachable|accessible|lives?|"
-        r"living|hosted|sits?|sitting|uses?|using|answers?|responds?)?\s*(?:on|at|to|via|over)?"
+        r"living|hosted|sits?|sitting|uses?|using|answers?|responds?|moved|switched|changed|"
+        r"migrated|(?:was|has\s+been)\s+moved)?\s*(?:on|at|to|via|over)?"
         r"\s*(?:tcp\s+|udp\s+)?port\s*:?\s*(?P<p>\d{1,5})(?:/(?:tcp|udp))?$"
     ),
     "listens": _c(
@@ -280,7 +282,8 @@ RULES: dict[str, re.Pattern[str]] = {
     ),
     "version_on": _c(
         r"^(?:(?P<s>.+?)\s+)?(?:(?:is|are|am|were|was)\s+(?:on|using|running|at|pinned\s+to)|"
-        r"on|runs\s+on|run\s+on|running\s+on|targets?|targeting|is\s+built\s+(?:with|on))\s+"
+        r"on|runs(?:\s+on)?|run(?:\s+on)?|running(?:\s+on)?|targets?|targeting|"
+        r"is\s+built\s+(?:with|on))\s+"
         rf"{NAME_PATTERN}\s+(?:version\s+)?{VERSION_PATTERN}$"
     ),
     "set_to": _c(
@@ -292,21 +295,23 @@ RULES: dict[str, re.Pattern[str]] = {
         rf"(?P<verb>{_SET_PART})\s+(?:from\s+(?P<old>.+?)\s+)?(?:to|->|→)\s+(?P<v>.+)$"
     ),
     "changed_to": _c(
-        r"^(?P<k>.+?)\s+(?:has\s+|have\s+|had\s+)?(?P<verb>changed|changes|went|goes|moved|"
+        r"^(?P<k>.+?)\s+(?:has\s+|have\s+|had\s+)?(?P<verb>(?:went|goes|go|gone)\s+(?:up|down)|"
+        r"changed|changes|went|goes|moved|"
         r"moves|switched|increased|decreased|rose|dropped|grew|jumped|fell|bumped|upgraded|"
         r"migrated|shrank|shrunk)\s+(?:from\s+(?P<old>.+?)\s+)?(?:to|->|→)\s+(?P<v>.+)$"
         r"|^(?P<k2>.+?)\s*:?\s+(?:from\s+)?(?P<old2>\S+)\s*(?:->|→|=>)\s*(?P<v2>\S+)$"
     ),
     "owns": re.compile(
-        r"^(?P<o>(?:[Tt]eam\s+)?[A-Z@][\w.\-@]*(?:\s+[A-Z][\w.\-]*)?(?:\s+team)?)\s+"
-        r"(?P<v>owns|maintains|leads)\s+(?P<s>.+)$"
+        r"^(?:[Tt]he\s+)?(?P<o>(?:[Tt]eam\s+)?[A-Z@][\w.\-@]*(?:\s+[A-Z][\w.\-]*)?(?:\s+team)?)\s+"
+        r"(?P<v>owns|maintains|leads|took\s+over(?:\s+ownership\s+of)?|now\s+owns)\s+(?P<s>.+)$"
     ),
     "owned_by": _c(
         r"^(?P<s>.+?)\s+(?:is|are|was|has\s+been)\s+(?P<v>owned|maintained|led|run|managed)\s+"
         r"by\s+(?P<o>.+)$"
     ),
     "role": _c(
-        rf"^(?P<o>.+?)\s+(?:is|are)\s+(?:the\s+|our\s+|a\s+|an\s+)?(?P<r>{_ROLES})\s+"
+        r"^(?P<o>.+?)\s+(?:is|are)\s+(?:the\s+|our\s+|a\s+|an\s+)?"
+        rf"(?:(?:new|current|acting|interim|primary)\s+)?(?P<r>{_ROLES})\s+"
         r"(?:for|of|on|over)\s+(?P<s>.+)$"
         r"|^(?P<o2>.+?)\s+(?:is|are)\s+on[\s-]?call\s+(?:for|on)\s+(?P<s2>.+)$"
     ),
@@ -332,6 +337,15 @@ RULES: dict[str, re.Pattern[str]] = {
         r"(?:is\s+|are\s+)?built\s+(?:with|on)|(?:is\s+|are\s+)?compatible\s+with|"
         r"(?:is\s+|are\s+)?written\s+in)\s+(?P<o>.+)$"
     ),
+    "used_by": _c(
+        r"^(?P<o>.+?)\s+(?:is|are)\s+(?P<v>used|required|needed)(?:\s+by\s+(?P<s>.+?))?"
+        r"(?:\s+(?:for|as|in|to)\s+.+)?$"
+    ),
+    "deploy_place": _c(
+        r"^(?:(?:we|i|they)\s+(?:are\s+|am\s+)?(?:deploy|deploying|host|hosting|run|running)|"
+        r"(?:all\s+)?deploys\s+go|(?:we\s+|i\s+)?deployed)\s+(?:everything\s+|it\s+|"
+        r"all\s+services\s+)?(?:to|on|in|onto)\s+(?P<l>.+)$"
+    ),
     "copula": _c(
         r"^(?P<k>.+?)\s+(?P<cop>is|are|=|==|:=|equals|is\s+set\s+to|are\s+set\s+to|"
         r"defaults\s+to|is\s+defaulted\s+to|will\s+be|becomes|became)\s+(?P<v>.+)$"
@@ -356,7 +370,9 @@ TRIGGERS: dict[str, tuple[str, ...]] = {
     "set_to": (" to ", "->", "→"),
     "set_passive": (" to ", "->", "→"),
     "changed_to": (" to ", "->", "→", "=>"),
-    "owns": ("owns", "maintains", "leads"),
+    "owns": ("owns", "maintains", "leads", "took over"),
+    "used_by": ("used", "required", "needed"),
+    "deploy_place": ("deploy", "host", "run"),
     "owned_by": (" by ",),
     "role": (" for ", " of ", " on ", " over "),
     "deployed_to": ("deploy", "host", "run", "live", "serve", "locat", "sits"),

@@ -73,7 +73,7 @@ CONFIG = [
     ('GREETING="hello world"', [("greeting", "value", "hello world")]),
     ("The worker concurrency is 8", [("worker", "concurrency", "8")]),
     ("The API timeout defaults to 30s", [("api", "timeout", "30s")]),
-    ("Feature flag NEW_CHECKOUT is true", [("feature flag new checkout", "value", "true")]),
+    ("Feature flag NEW_CHECKOUT is true", [("new checkout", "value", "true")]),
 ]
 
 PORTS = [
@@ -201,7 +201,7 @@ REMOVALS = [
 
 GENERIC = [
     ("The database is Postgres", [("database", "value", "postgres")]),
-    ("the main language is Go", [("main language", "value", "go")]),
+    ("the main language is Go", [("language", "value", "go")]),
     ("The default branch is main", [("default branch", "value", "main")]),
     ("The repo's default branch is main", [("repo", "default_branch", "main")]),
 ]
