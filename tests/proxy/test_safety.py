@@ -188,3 +188,38 @@ def test_endpoint_binds_loopback_only_stops_cleanly_and_restarts(
     endpoint.start()  # the app's switch: stop, then start again
     assert endpoint.running
     assert httpx.post(endpoint.url + "/api/chat", json={**CHAT, "stream": False}).is_success
+
+
+def test_upstream_dropping_the_connection_mid_stream_ends_with_an_error_frame(
+        engine: Any, settings) -> None:
+    """A raw upstream that sends one NDJSON chunk, then hangs up without finishing."""
+    import threading
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+
+    def serve_once() -> None:
+        conn, _ = listener.accept()
+        with conn:
+            conn.recv(65536)
+            chunk = b'{"model":"m","message":{"role":"assistant","content":"Hel"},"done":false}\n'
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/x-ndjson\r\n"
+                         b"Transfer-Encoding: chunked\r\n\r\n"
+                         + f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
+
+    t = threading.Thread(target=serve_once, daemon=True)
+    t.start()
+    url = f"http://127.0.0.1:{listener.getsockname()[1]}"
+    try:
+        with EndpointServer(engine, settings, port=0, upstream=url) as ep:
+            client = ollama.Client(host=ep.url, headers={"X-Memstrata-Memory": "off"})
+            stream = client.chat(model="m", stream=True,
+                                 messages=[{"role": "user", "content": "hi"}])
+            assert next(stream).message.content == "Hel"
+            with pytest.raises(ollama.ResponseError, match="closed the stream early"):
+                list(stream)
+            assert httpx.get(ep.url + "/memstrata/status").status_code == 200
+    finally:
+        t.join(5)
+        listener.close()
