@@ -182,6 +182,9 @@ def _h_kv(m: re.Match[str]) -> list[_Triple] | None:
     if split is None:
         return None
     subj, rel, known = split
+    pm = _PORT_VALUE.match(obj)
+    if pm and rel in ("value", "port"):
+        return [(subj, "port", pm.group(1), 0.85, "rule:key_value")]
     conf = _kv_confidence(key, value, known)
     if conf is None:
         return None

@@ -49,9 +49,9 @@ def strip_wrapping(s: str) -> str:
             or _PAIRS.get(s[0]) == s[-1]
         ):
             s = s[1:-1].strip()
-        elif s[:1] in _QUOTES and s.count(s[0]) == 1:
+        elif s and s[0] in _QUOTES and s.count(s[0]) == 1:
             s = s[1:].strip()
-        elif s[-1:] in _QUOTES and s.count(s[-1]) == 1:
+        elif s and s[-1] in _QUOTES and s.count(s[-1]) == 1:
             s = s[:-1].strip()
     return s
 
@@ -123,7 +123,9 @@ def normalize_text(s: str) -> str:
     while s != prev:
         prev = s
         s = _TEXT_TRAIL.sub("", s)
-        if len(s) >= 2 and s[0] in _QUOTES and (s[-1] == s[0] or s[0] in "“‘"):
+        if len(s) >= 2 and (
+            (s[0] in _QUOTES and s[-1] == s[0]) or (s[0] in "“‘" and s[-1] in "”’")
+        ):
             s = s[1:-1].strip()
     return s
 
@@ -138,6 +140,7 @@ def text_hash(s: str) -> str:
 _FENCE = re.compile(r"(```|~~~).*?(?:\1|\Z)", re.S)
 _BULLET = re.compile(r"^(?:[-*+•‣◦]|\d{1,3}[.)])\s+")
 _HEADING = re.compile(r"^#{1,6}\s+")
+_CHECKBOX = re.compile(r"^\[[ xX]\]\s+")
 _BLOCKQUOTE = re.compile(r"^(?:>\s?)+")
 _KV_LINE = re.compile(
     r"^[`'\"]?(?:export\s+)?[A-Za-z_][\w.\-/]*(?:[ \t]+[A-Za-z_][\w.\-]*){0,3}[`'\"]?"
@@ -204,7 +207,7 @@ def split_sentences(text: str) -> list[str]:
                 units.append(buf)
             buf = ""
             if bullet:
-                buf = line[bullet.end():]
+                buf = _CHECKBOX.sub("", line[bullet.end():])
             elif heading:
                 units.append(line[heading.end():])
             else:

@@ -609,3 +609,101 @@ def test_split_then_extract_a_whole_turn() -> None:
 def test_clause_fallback_splits_two_statements() -> None:
     assert triples("The port is 8080 and the host is db.internal") == [
         ("port", "value", "8080"), ("host", "value", "db.internal")]
+
+
+# --- labels, qualifiers, corrections, replacements --------------------------------------
+
+MORE = [
+    ("Decision: we use Postgres for the ledger", [("project", "uses", "postgres")]),
+    ("Summary: The auth service runs on port 8080", [("auth service", "port", "8080")]),
+    ("Note: the API depends on Redis", [("api", "depends_on", "redis")]),
+    ("WARNING: the port is 8080", [("port", "value", "8080")]),
+    ("In production, the API port is 443", [("production api", "port", "443")]),
+    ("The API port is 8443 in staging", [("staging api", "port", "8443")]),
+    ("Correction: the timeout is 60s, not 30s", [("timeout", "value", "60s")]),
+    ("The timeout is 60s (was 30s)", [("timeout", "value", "60s")]),
+    ("The max connections setting is 100", [("max connections", "value", "100")]),
+    ("The feature flag new_checkout is enabled", [("new checkout", "value", "enabled")]),
+    ("The default page size is 50", [("page size", "value", "50")]),
+    ("The auth service moved to port 9090", [("auth service", "port", "9090")]),
+    ("We moved the auth service to port 9092", [("auth service", "port", "9092")]),
+    ("auth service: port 8080", [("auth service", "port", "8080")]),
+    ("The GraphQL endpoint lives at /graphql", [("graphql", "url", "/graphql")]),
+    ("The Redis instance is at redis.internal:6379",
+     [("redis instance", "host", "redis.internal"), ("redis instance", "port", "6379")]),
+    ("We are using Node 20 LTS", [("node", "version", "20")]),
+    ("The backend runs Python 3.12", [("python", "version", "3.12")]),
+    ("Redis 7 is used for caching", [("redis", "version", "7")]),
+    ("The team Payments owns billing", [("billing", "owner", "team payments")]),
+    ("Erin is the new owner of the auth service", [("auth service", "owner", "erin")]),
+    ("Frank took over ownership of the SDK", [("sdk", "owner", "frank")]),
+    ("We moved the frontend to Vercel", [("frontend", "deployed_to", "vercel")]),
+    ("We're deploying to Fly.io now", [("project", "deployed_to", "fly.io")]),
+    ("The payments DB is in eu-west-1", [("payments db", "deployed_to", "eu-west-1")]),
+    ("The config lives in config/settings.yaml", [("config", "path", "config/settings.yaml")]),
+    ("The frontend talks to the API over HTTPS", [("frontend", "connects_to", "api")]),
+    ("The timeout is 30 seconds, the retries are 3",
+     [("timeout", "value", "30s"), ("retries", "value", "3")]),
+    ("The rate limit goes up to 2000 on 2026-07-01", [("rate limit", "value", "2000")]),
+    ("The Slack channel for incidents is #incidents",
+     [("incidents", "slack_channel", "#incidents")]),
+]
+
+
+@pytest.mark.parametrize(("sentence", "expected"), MORE)
+def test_more_phrasings(sentence: str, expected) -> None:
+    assert triples(sentence) == expected
+    assert not any(e.removal for e in extract(sentence, AT))
+
+
+@pytest.mark.parametrize(
+    ("sentence", "added", "removed"),
+    [("The auth service now uses JWT instead of sessions", "jwt", "sessions"),
+     ("We now use pnpm instead of npm", "pnpm", "npm"),
+     ("We replaced Celery with RQ", "rq", "celery"),
+     ("We switched from npm to pnpm", "pnpm", "npm")],
+)
+def test_replacements(sentence: str, added: str, removed: str) -> None:
+    got = {(normalize_object(e.object), e.removal) for e in extract(sentence, AT)}
+    assert got == {(added, False), (removed, True)}
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    ["Result: the build passed", "TODO: set the timeout to 30", "The service uses a lot of memory",
+     "The fix is in PR #123", "Step 1 is to install deps", "The CI runs on every push",
+     "The cron job runs every 5 minutes", "The tests run in parallel", "The API returns JSON",
+     "The timeout, which is 30s, is too low", "Postgres is great", "The repo is public",
+     "The meeting is at 3pm", "The plan is to migrate next quarter"],
+)
+def test_more_non_facts(sentence: str) -> None:
+    assert extract(sentence, AT) == []
+
+
+def test_naive_at_is_taken_as_utc() -> None:
+    e = one("from 1 March the limit is 500", datetime(2030, 5, 1, 12, 0))
+    assert e.effective_from == datetime(2030, 3, 1, tzinfo=UTC)
+
+
+def test_split_strips_task_checkboxes() -> None:
+    assert split_sentences("- [ ] write the docs\n- [x] The API depends on Redis") == [
+        "write the docs", "The API depends on Redis"]
+
+
+def test_extract_never_raises_on_arbitrary_text() -> None:
+    hypothesis = pytest.importorskip("hypothesis")
+    st = hypothesis.strategies
+    words = st.sampled_from(
+        ["the", "port", "is", "to", "from", "no longer", "set", "depends on", "uses", "8080",
+         "v1.2", "`x`", "=", ":", ",", "and", "not", "API", "renamed", "owned by", "in", "on",
+         "1 March", "starting", "tomorrow", "(", ")", "'", '"', "?", ".", "-", "s", "deployed"])
+
+    @hypothesis.settings(max_examples=300, deadline=None, database=None)
+    @hypothesis.given(st.lists(words, max_size=12).map(" ".join) | st.text(max_size=80))
+    def check(text: str) -> None:
+        for s in split_sentences(text) + [text]:
+            for e in extract(s, AT):
+                assert e.subject and e.relation and e.object
+                assert 0.0 <= e.confidence <= 1.0
+
+    check()
