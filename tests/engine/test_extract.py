@@ -701,7 +701,7 @@ def test_extract_never_raises_on_arbitrary_text() -> None:
     @hypothesis.settings(max_examples=300, deadline=None, database=None)
     @hypothesis.given(st.lists(words, max_size=12).map(" ".join) | st.text(max_size=80))
     def check(text: str) -> None:
-        for s in split_sentences(text) + [text]:
+        for s in [*split_sentences(text), text]:
             for e in extract(s, AT):
                 assert e.subject and e.relation and e.object
                 assert 0.0 <= e.confidence <= 1.0
