@@ -20,7 +20,7 @@ _SINGLE = (
     "value", "port", "url", "host", "version", "timeout", "ttl", "owner", "name",
     "location", "deployed_to", "region", "zone", "cluster", "database", "lead", "on_call",
     "language", "framework", "path", "default_branch", "rate_limit", "pool_size",
-    "batch_size", "log_level", "retry_limit", "size", "limit", "level", "interval",
+    "batch_size", "page_size", "log_level", "retry_limit", "size", "limit", "level", "interval",
     "threshold", "quota", "replicas", "namespace", "bucket", "queue", "topic", "image",
     "runtime", "schedule", "format", "encoding", "driver", "provider", "domain", "ip",
     "key", "id", "email", "channel", "branch", "directory", "memory", "cpu", "count",

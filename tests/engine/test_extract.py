@@ -337,68 +337,68 @@ def test_no_longer_is_a_confident_removal() -> None:
 
 # --- negatives ----------------------------------------------------------------------
 
-@pytest.mark.parametrize(
-    "sentence",
-    [
-        "I think the port is 8080",
-        "maybe we should use Redis",
-        "Should we bump requests to 2.31.0",
-        "should we bump requests to 2.31.0?",
-        "What port does the auth service run on?",
-        "please fix the bug",
-        "Please set the timeout to 30",
-        "thanks",
-        "Thanks, that works!",
-        "we talked about the port",
-        "We discussed changing the timeout to 30",
-        "if the port is 8080 we are fine",
-        "The port might be 8080",
-        "It runs on port 8080",
-        "This is great",
-        "The build is broken",
-        "The problem is that the cache is stale and the workers keep restarting",
-        "We fixed a bug in the parser yesterday",
-        "Let's move the frontend to Vercel",
-        "Can you check the logs",
-        "We will deploy the frontend to Vercel",
-        "hello",
-        "",
-        "   ",
-    ],
-)
+NEGATIVES = [
+    "I think the port is 8080",
+    "maybe we should use Redis",
+    "Should we bump requests to 2.31.0",
+    "should we bump requests to 2.31.0?",
+    "What port does the auth service run on?",
+    "please fix the bug",
+    "Please set the timeout to 30",
+    "thanks",
+    "Thanks, that works!",
+    "we talked about the port",
+    "We discussed changing the timeout to 30",
+    "if the port is 8080 we are fine",
+    "The port might be 8080",
+    "It runs on port 8080",
+    "This is great",
+    "The build is broken",
+    "The problem is that the cache is stale and the workers keep restarting",
+    "We fixed a bug in the parser yesterday",
+    "Let's move the frontend to Vercel",
+    "Can you check the logs",
+    "We will deploy the frontend to Vercel",
+    "hello",
+    "",
+    "   ",
+]
+
+
+@pytest.mark.parametrize("sentence", NEGATIVES)
 def test_non_factual_sentences_yield_nothing(sentence: str) -> None:
     assert extract(sentence, AT) == []
 
 
 # --- effective dates ----------------------------------------------------------------
 
-@pytest.mark.parametrize(
-    ("sentence", "expected", "triple"),
-    [
-        ("from 1 March the limit is 500", datetime(2026, 3, 1, tzinfo=UTC),
-         ("limit", "value", "500")),
-        ("From 1 March 2027, the rate limit is 500", datetime(2027, 3, 1, tzinfo=UTC),
-         ("rate limit", "value", "500")),
-        ("starting 2026-03-01 the API timeout is 30s", datetime(2026, 3, 1, tzinfo=UTC),
-         ("api", "timeout", "30s")),
-        ("as of March 3rd, the worker is deployed to eu-west-1",
-         datetime(2026, 3, 3, tzinfo=UTC), ("worker", "deployed_to", "eu-west-1")),
-        ("effective 2026-05-01 the rate limit is 100", datetime(2026, 5, 1, tzinfo=UTC),
-         ("rate limit", "value", "100")),
-        ("The rate limit is 100 effective May 1", datetime(2026, 5, 1, tzinfo=UTC),
-         ("rate limit", "value", "100")),
-        ("Starting tomorrow the API depends on Kafka", datetime(2026, 6, 16, tzinfo=UTC),
-         ("api", "depends_on", "kafka")),
-        ("From next Monday, the auth service runs on port 9000",
-         datetime(2026, 6, 22, tzinfo=UTC), ("auth service", "port", "9000")),
-        ("As of today the log level is info", datetime(2026, 6, 15, tzinfo=UTC),
-         ("log level", "value", "info")),
-        ("From 1 July the limit will be 800", datetime(2026, 7, 1, tzinfo=UTC),
-         ("limit", "value", "800")),
-        ("the timeout is 30s from next month", datetime(2026, 7, 1, tzinfo=UTC),
-         ("timeout", "value", "30s")),
-    ],
-)
+DATE_CASES = [
+    ("from 1 March the limit is 500", datetime(2026, 3, 1, tzinfo=UTC),
+     ("limit", "value", "500")),
+    ("From 1 March 2027, the rate limit is 500", datetime(2027, 3, 1, tzinfo=UTC),
+     ("rate limit", "value", "500")),
+    ("starting 2026-03-01 the API timeout is 30s", datetime(2026, 3, 1, tzinfo=UTC),
+     ("api", "timeout", "30s")),
+    ("as of March 3rd, the worker is deployed to eu-west-1",
+     datetime(2026, 3, 3, tzinfo=UTC), ("worker", "deployed_to", "eu-west-1")),
+    ("effective 2026-05-01 the rate limit is 100", datetime(2026, 5, 1, tzinfo=UTC),
+     ("rate limit", "value", "100")),
+    ("The rate limit is 100 effective May 1", datetime(2026, 5, 1, tzinfo=UTC),
+     ("rate limit", "value", "100")),
+    ("Starting tomorrow the API depends on Kafka", datetime(2026, 6, 16, tzinfo=UTC),
+     ("api", "depends_on", "kafka")),
+    ("From next Monday, the auth service runs on port 9000",
+     datetime(2026, 6, 22, tzinfo=UTC), ("auth service", "port", "9000")),
+    ("As of today the log level is info", datetime(2026, 6, 15, tzinfo=UTC),
+     ("log level", "value", "info")),
+    ("From 1 July the limit will be 800", datetime(2026, 7, 1, tzinfo=UTC),
+     ("limit", "value", "800")),
+    ("the timeout is 30s from next month", datetime(2026, 7, 1, tzinfo=UTC),
+     ("timeout", "value", "30s")),
+]
+
+
+@pytest.mark.parametrize(("sentence", "expected", "triple"), DATE_CASES)
 def test_effective_dates(sentence: str, expected: datetime, triple) -> None:
     got = extract(sentence, AT)
     assert [(normalize_entity(e.subject), e.relation, normalize_object(e.object)) for e in got] == [
@@ -707,3 +707,36 @@ def test_extract_never_raises_on_arbitrary_text() -> None:
                 assert 0.0 <= e.confidence <= 1.0
 
     check()
+
+
+# --- docs/PHRASINGS.md stays accurate --------------------------------------------------
+
+def _doc_rows() -> list[list[str]]:
+    from pathlib import Path
+
+    doc = Path(__file__).resolve().parents[2] / "docs" / "PHRASINGS.md"
+    text = doc.read_text(encoding="utf-8").split("## Examples", 1)[1]
+    rows = []
+    for line in text.splitlines():
+        if not line.startswith("| ") or line.startswith(("| Sentence", "|---")):
+            continue
+        cells = [c.strip().replace("\\|", "|") for c in line.strip("|").split(" | ")]
+        rows.append(cells)
+    return rows
+
+
+def test_phrasings_doc_is_accurate() -> None:
+    rows = _doc_rows()
+    assert len(rows) > 150
+    for cells in rows:
+        sentence, shown = cells[0], cells[1]
+        got = extract(sentence, AT)
+        rendered = "<br>".join(
+            f"({e.subject}, {e.relation}, {e.object})" + (" removal" if e.removal else "")
+            for e in got)
+        assert rendered == shown, sentence
+        if len(cells) == 4:
+            assert cells[2] == ", ".join(f"{e.confidence:g}" for e in got), sentence
+            assert cells[3] == ", ".join(dict.fromkeys(e.method for e in got)), sentence
+        else:
+            assert cells[2] == got[0].effective_from.date().isoformat(), sentence
