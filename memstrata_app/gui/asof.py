@@ -89,6 +89,9 @@ class AsOfBar(QWidget):
 
     def set_time(self, t: datetime | None) -> None:
         """Programmatic equivalent of picking `t` in the field (None: now)."""
+        self.edit.blockSignals(True)
+        self.edit.setDateTime(to_qdatetime(t or datetime.now(UTC)))
+        self.edit.blockSignals(False)
         self._place_slider(t)
         self._schedule(t)
 

@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
 )
 
 from .state import AppState
-from .style import STATUS_COLORS, fmt_time_long, heading, muted, status_color, status_text
+from .style import STATUS_COLORS, fmt_time, fmt_time_long, heading, muted, status_color, status_text
 from .worker import Operation
 
 CHAIN_ID_ROLE = Qt.ItemDataRole.UserRole + 2
@@ -116,7 +116,7 @@ class DetailPane(QWidget):
         self.chain.clear()
         current = int(self._current.id) if self._current is not None else -1
         for r in rows:
-            text = (f"{r.object}   {fmt_time_long(r.valid_from)} → {fmt_time_long(r.valid_to)}"
+            text = (f"{r.object}   {fmt_time(r.valid_from)} → {fmt_time(r.valid_to, 'open')}"
                     f"   [{status_text(r.status)}]")
             item = QListWidgetItem(text)
             item.setToolTip(r.text)

@@ -137,7 +137,8 @@ class IngestView(QWidget):
     def _show_result(self, result: Any) -> None:
         for a in reversed(list(result)):
             action = getattr(a.action, "value", a.action)
-            key = f"{a.subject} · {a.relation} = {a.object}" if a.subject else "plain fact"
+            key = (f"{a.subject} · {a.relation} = {a.object}" if a.subject else
+                   "already in memory" if action == "duplicate" else "plain fact")
             ids = ", #".join(str(int(r)) for r in a.retired)
             retired = f", retired #{ids}" if a.retired else ""
             self.results.insertItem(0, f"{action.upper():12} #{int(a.assertion_id)}  {key}"

@@ -20,11 +20,20 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+pg.setConfigOptions(background="w", foreground="#333", antialias=True)
 SERIES = ("retrieve", "ingest", "endpoint.total", "endpoint.first_byte", "endpoint.retrieve",
           "endpoint.ingest")
 SUMMARY_HEADERS = ("Series", "Count", "p50 ms", "p95 ms", "Last ms")
 P50_PEN = pg.mkPen("#2e9d6e", width=2, style=pg.QtCore.Qt.PenStyle.DashLine)
 P95_PEN = pg.mkPen("#c8553d", width=2, style=pg.QtCore.Qt.PenStyle.DashLine)
+
+
+class ClockAxis(pg.AxisItem):
+    """Bottom axis for unix times, labelled as local wall-clock time."""
+
+    def tickStrings(self, values: list[float], scale: float, spacing: float) -> list[str]:
+        fmt = "%H:%M:%S" if spacing < 60 else "%H:%M" if spacing < 86400 else "%d %b"
+        return [time.strftime(fmt, time.localtime(v)) for v in values]
 
 
 class MetricsBridge(QObject):
@@ -66,20 +75,22 @@ class LatencyView(QWidget):
         top.addWidget(QLabel("Series:"))
         top.addWidget(self.series)
         top.addWidget(self.stats, 1)
-        self.plot = pg.PlotWidget(axisItems={"bottom": pg.DateAxisItem()})
-        self.plot.setLabel("left", "latency", units="ms")
+        self.plot = pg.PlotWidget(axisItems={"bottom": ClockAxis("bottom")})
+        self.plot.setLabel("left", "latency (ms)")
+        self.plot.setLabel("bottom", "time of the call")
         self.plot.showGrid(x=True, y=True, alpha=0.25)
-        self.points = self.plot.plot([], [], pen=pg.mkPen("#4a7fc1", width=1),
-                                     symbol="o", symbolSize=5, symbolBrush="#4a7fc1",
-                                     symbolPen=None)
+        self.points = self.plot.plot([], [], pen=None, symbol="o", symbolSize=6,
+                                     symbolBrush=(74, 127, 193, 200), symbolPen=None)
         self.p50 = pg.InfiniteLine(angle=0, pen=P50_PEN, label="p50 {value:.1f} ms",
-                                   labelOpts={"position": 0.06, "color": "#2e9d6e"})
+                                   labelOpts={"position": 0.92, "color": "#2e9d6e",
+                                              "anchors": [(1, 1), (1, 1)]})
         self.p95 = pg.InfiniteLine(angle=0, pen=P95_PEN, label="p95 {value:.1f} ms",
-                                   labelOpts={"position": 0.06, "color": "#c8553d"})
+                                   labelOpts={"position": 0.92, "color": "#c8553d",
+                                              "anchors": [(1, 1), (1, 1)]})
         self.plot.addItem(self.p50)
         self.plot.addItem(self.p95)
         self.hist = pg.PlotWidget()
-        self.hist.setLabel("bottom", "latency", units="ms")
+        self.hist.setLabel("bottom", "latency (ms)")
         self.hist.setLabel("left", "samples")
         self.hist_curve = self.hist.plot([0, 1], [0], stepMode="center", fillLevel=0,
                                          brush=(74, 127, 193, 140), pen=pg.mkPen("#4a7fc1"))

@@ -85,7 +85,9 @@ class QueryView(QWidget):
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.horizontalHeader().setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
-        for col, w in ((0, 30), (1, 60), (3, 190), (4, 120), (5, 120), (6, 50)):
+        self.table.setWordWrap(False)
+        self.table.verticalHeader().setDefaultSectionSize(24)
+        for col, w in ((0, 30), (1, 60), (3, 260), (4, 120), (5, 120), (6, 50)):
             self.table.setColumnWidth(col, w)
         self.block = QPlainTextEdit()
         self.block.setObjectName("injected_block")

@@ -40,7 +40,7 @@ class SettingsDialog(QDialog):
     def __init__(self, settings: Settings, parent: QWidget | None = None):
         super().__init__(parent)
         self.setWindowTitle("MemStrata settings")
-        self.setMinimumWidth(560)
+        self.setMinimumWidth(720)
         self.settings = settings
         self.changed: dict[str, Any] = {}
         self.editors: dict[str, QLineEdit | QCheckBox] = {}
@@ -91,7 +91,6 @@ class SettingsDialog(QDialog):
         if not isinstance(editor, QCheckBox):
             hint = QLabel(s.help)
             hint.setStyleSheet("color: palette(mid); font-size: 11px;")
-            hint.setWordWrap(True)
             v.addWidget(hint)
         v.addWidget(error)
         return box

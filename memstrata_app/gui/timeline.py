@@ -8,21 +8,27 @@ from typing import Any
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
+    QAbstractItemView,
     QLabel,
     QLineEdit,
     QListWidget,
     QListWidgetItem,
+    QSizePolicy,
     QSplitter,
+    QTableWidget,
+    QTableWidgetItem,
     QVBoxLayout,
     QWidget,
 )
 
 from .state import AppState
-from .style import fmt_time, heading, muted
+from .style import fmt_time, heading, muted, status_color, status_text
 from .timeline_canvas import TimelineCanvas
 from .worker import Change, Operation
 
 KEY_ROLE = Qt.ItemDataRole.UserRole + 3
+CHAIN_HEADERS = ("ID", "Value", "Status", "Valid from", "Valid to", "Recorded", "Source",
+                 "Sentence")
 
 
 class TimelineView(QWidget):
@@ -54,16 +60,29 @@ class TimelineView(QWidget):
         self.caption.setObjectName("timeline_caption")
         self.caption.setWordWrap(True)
         self.canvas = TimelineCanvas()
+        self.canvas.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Maximum)
         hint = muted("Bars span each value's validity; arrows link a value to the one that "
                      "superseded it. Hover a bar for its source sentence. Hatched: awaiting "
                      "review or rejected.")
+        self.table = QTableWidget(0, len(CHAIN_HEADERS))
+        self.table.setObjectName("timeline_chain")
+        self.table.setHorizontalHeaderLabels(CHAIN_HEADERS)
+        self.table.verticalHeader().hide()
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setWordWrap(False)
+        self.table.horizontalHeader().setStretchLastSection(True)
+        for col, w in enumerate((46, 110, 90, 130, 130, 130, 80)):
+            self.table.setColumnWidth(col, w)
         right = QWidget()
         rv = QVBoxLayout(right)
         rv.setContentsMargins(0, 0, 0, 0)
         rv.addWidget(self.title)
         rv.addWidget(self.caption)
-        rv.addWidget(self.canvas, 1)
+        rv.addWidget(self.canvas)
         rv.addWidget(hint)
+        rv.addWidget(heading("Source sentences"))
+        rv.addWidget(self.table, 1)
         split = QSplitter()
         split.addWidget(left)
         split.addWidget(right)
@@ -114,11 +133,37 @@ class TimelineView(QWidget):
             return
         self.canvas.set_rows(rows, self._state.as_of)
         self._caption()
+        self._fill_table()
+        for i in range(self.keys.count()):
+            if self.keys.item(i).data(KEY_ROLE) == self.key:
+                self.keys.blockSignals(True)
+                self.keys.setCurrentRow(i)
+                self.keys.blockSignals(False)
         self.drawn.emit()
+
+    def _fill_table(self) -> None:
+        rows = self.canvas.rows
+        valid = set(self.canvas.valid_ids())
+        self.table.setRowCount(len(rows))
+        for i, a in enumerate(rows):
+            cells = (str(int(a.id)), str(a.object or ""), status_text(a.status),
+                     fmt_time(a.valid_from), fmt_time(a.valid_to, "open"),
+                     fmt_time(a.recorded_at), a.source, a.text)
+            for j, c in enumerate(cells):
+                item = QTableWidgetItem(c)
+                item.setToolTip(a.text)
+                if j == 2:
+                    item.setForeground(status_color(a.status))
+                if int(a.id) in valid:
+                    font = item.font()
+                    font.setBold(True)
+                    item.setFont(font)
+                self.table.setItem(i, j, item)
 
     def _on_as_of(self, t: datetime | None) -> None:
         self.canvas.set_as_of(t)
         self._caption()
+        self._fill_table()
 
     def shown_values(self) -> list[str]:
         """The values valid at the as-of instant (now when none)."""

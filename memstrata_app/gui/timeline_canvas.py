@@ -6,7 +6,7 @@ import html
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtCore import QPointF, QRectF, QSize, Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QPainter, QPainterPath, QPen, QPolygonF
 from PySide6.QtWidgets import QGraphicsRectItem, QGraphicsScene, QGraphicsView, QWidget
 
@@ -47,7 +47,11 @@ class TimelineCanvas(QGraphicsView):
 
     def set_rows(self, rows: list[Any], as_of: datetime | None) -> None:
         self.rows, self.as_of = list(rows), as_of
+        self.updateGeometry()
         self.redraw()
+
+    def sizeHint(self) -> QSize:
+        return QSize(800, TOP + LANE * max(len(self.rows), 2) + AXIS_H + 12)
 
     def set_as_of(self, as_of: datetime | None) -> None:
         self.as_of = as_of
@@ -145,21 +149,27 @@ class TimelineCanvas(QGraphicsView):
         scene.setSceneRect(QRectF(0, 0, width - 4, bottom + AXIS_H))
 
     def _draw_links(self, ends: dict[int, tuple[QPointF, int]]) -> None:
-        pen = QPen(QColor("#555"), 1.4)
+        """An arrow from the end of each superseded bar down to the bar that replaced it."""
+        color = QColor("#444")
+        pen = QPen(color, 1.5)
         for a in self.rows:
             nxt = a.superseded_by
             if nxt is None or int(nxt) not in ends or int(a.id) not in ends:
                 continue
-            start, _ = ends[int(a.id)]
+            end_pt, _ = ends[int(a.id)]
             succ = self.bars[int(nxt)].rect()
-            end = QPointF(succ.left(), succ.center().y())
+            start = QPointF(end_pt.x(), end_pt.y() + BAR / 2)
+            tip = QPointF(succ.left() + 1, succ.top())
+            down = tip.y() > start.y()
             path = QPainterPath(start)
-            mid = (start.y() + end.y()) / 2
-            path.cubicTo(QPointF(start.x() + 14, mid), QPointF(end.x() - 14, mid), end)
-            self.scene().addPath(path, pen).setToolTip("superseded by #" + str(int(nxt)))
-            head = QPolygonF([end, QPointF(end.x() - 7, end.y() - 4),
-                              QPointF(end.x() - 7, end.y() + 4)])
-            self.scene().addPolygon(head, QPen(Qt.PenStyle.NoPen), QBrush(QColor("#555")))
+            path.lineTo(QPointF(start.x(), (start.y() + tip.y()) / 2))
+            path.lineTo(QPointF(tip.x(), (start.y() + tip.y()) / 2))
+            path.lineTo(QPointF(tip.x(), tip.y() - (5 if down else -5)))
+            self.scene().addPath(path, pen).setToolTip(f"#{int(a.id)} superseded by #{int(nxt)}")
+            d = 6 if down else -6
+            head = QPolygonF([tip, QPointF(tip.x() - 4, tip.y() - d),
+                              QPointF(tip.x() + 4, tip.y() - d)])
+            self.scene().addPolygon(head, QPen(Qt.PenStyle.NoPen), QBrush(color))
 
     def _draw_axis(self, lo: datetime, hi: datetime, x: Any, bottom: float) -> None:
         scene = self.scene()

@@ -64,6 +64,8 @@ class MainWindow(QMainWindow):
         v.addWidget(self.tabs, 1)
         self.setCentralWidget(central)
         self.engine_label, self.endpoint_label = QLabel("Opening the ledger…"), QLabel()
+        self.stats_label = QLabel()
+        self.statusBar().addWidget(self.stats_label)
         self.statusBar().addPermanentWidget(self.endpoint_label)
         self.statusBar().addPermanentWidget(self.engine_label)
 
@@ -77,6 +79,7 @@ class MainWindow(QMainWindow):
         self._quitting = False
         self._told_about_tray = False
         self._interactive = False
+        self._background_started = False
         self.is_shut_down = False
 
         state.show_view.connect(self.show_view)
@@ -122,9 +125,6 @@ class MainWindow(QMainWindow):
         self.review.reload()
         self.asof.refresh_range()
         self._refresh_stats()
-        self.client.warm_up()
-        if self.state.settings.get("start_endpoint") and self.endpoint.available:
-            self.endpoint.start()
         if self.tabs.currentIndex() == TABS.index("latency"):
             self._build_latency()
 
@@ -132,12 +132,24 @@ class MainWindow(QMainWindow):
         if not self._interactive:
             self._interactive = True
             self.interactive.emit()
+            self._start_background()
+
+    def _start_background(self) -> None:
+        """After the first page is on screen: load the embedder, then start the endpoint."""
+        if self._background_started or self.is_shut_down:
+            return
+        self._background_started = True
+        self.client.warm_up()
+        if self.state.settings.get("start_endpoint") and self.endpoint.available:
+            self.endpoint.start()
 
     def _refresh_stats(self) -> None:
         def shown(st: dict[str, Any]) -> None:
-            parts = [f"{k.replace('_', ' ')} {v:,}" for k, v in st.items()
-                     if isinstance(v, int) and not isinstance(v, bool)][:5]
-            self.statusBar().showMessage(" · ".join(parts))
+            by = st.get("by_status", {})
+            parts = [f"{st.get('total', 0):,} rows", f"{by.get('active', 0):,} active",
+                     f"{by.get('superseded', 0):,} superseded", f"{by.get('plain', 0):,} plain",
+                     f"{st.get('keys', 0):,} keys", str(st.get("embedder", ""))]
+            self.stats_label.setText(" · ".join(p for p in parts if p))
 
         self.client.call("stats", lambda e: e.stats(), shown, failure=lambda _e: None)
 
@@ -179,6 +191,8 @@ class MainWindow(QMainWindow):
 
     def _show_error(self, message: str) -> None:
         log.warning("%s", message)
+        if self.client.engine is not None:
+            self._start_background()
         self.statusBar().showMessage(message, 10000)
 
     def _import(self) -> None:

@@ -74,6 +74,9 @@ class _Worker(QObject):
         if self.engine is None:
             self.failed.emit(op, RuntimeError("the ledger is not open"))
             return
+        if op.cancel.is_set():  # cancelled while queued (e.g. the app is closing)
+            self.failed.emit(op, _cancelled(op))
+            return
         last = [0.0]
 
         def report(done: int, total: int) -> None:  # at most ~20 updates a second
@@ -100,6 +103,7 @@ class _Worker(QObject):
                 log.exception("closing the ledger failed")
             self.engine = None
         self.closed.emit()
+        QThread.currentThread().quit()  # after every operation queued before the close
 
 
 class EngineClient(QObject):
@@ -220,10 +224,15 @@ class EngineClient(QObject):
         for op in list(self._live):
             op.cancel.set()
         self._close.emit()
-        self._thread.quit()
         if not self._thread.wait(timeout_ms):
             log.error("the engine worker did not stop in time")
         self.engine = None
+
+
+def _cancelled(op: Operation) -> BaseException:
+    from memstrata_app.engine import Cancelled
+
+    return Cancelled(f"{op.name} was cancelled before it started")
 
 
 def _is_cancel(exc: BaseException) -> bool:

@@ -1,0 +1,106 @@
+"""Tray, closing, settings dialog and the entry point."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memstrata_app.settings import Settings
+
+from .conftest import seed
+
+
+@pytest.fixture
+def win(tmp_path: Path, local_embedder: Any, make_window: Any) -> Any:
+    db = tmp_path / "ledger.db"
+    seed(db, local_embedder, [("The api-gateway listens on port 8080.", None)])
+    return make_window(db, tray_available=True)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_tray_toggle_switches_injection(qtbot: Any, win: Any) -> None:
+    tray, endpoint = win.tray, win.endpoint
+    assert tray.memory_action.isChecked() and endpoint.memory_enabled
+    icon_on = tray.icon.icon().pixmap(32).toImage()
+    tray.memory_action.trigger()
+    assert not endpoint.memory_enabled
+    assert Settings.load().get("memory_enabled") is False
+    assert tray.icon.icon().pixmap(32).toImage() != icon_on
+    assert "memory off" in tray.icon.toolTip()
+    tray.memory_action.trigger()
+    assert endpoint.memory_enabled and Settings.load().get("memory_enabled") is True
+
+
+def test_tray_starts_and_stops_the_endpoint(qtbot: Any, win: Any) -> None:
+    endpoint = win.endpoint
+    if not endpoint.available:
+        pytest.skip("the endpoint package is not installed")
+    win.state.settings.set("endpoint_port", free_port())
+    with qtbot.waitSignal(endpoint.state_changed, timeout=20000):
+        win.tray.endpoint_action.trigger()
+    assert endpoint.running and win.tray.endpoint_action.isChecked()
+    assert endpoint.url in win.tray.icon.toolTip()
+    win.tray.memory_action.trigger()
+    assert endpoint.server.memory_enabled is False
+    win.tray.endpoint_action.trigger()
+    assert not endpoint.running and not win.tray.endpoint_action.isChecked()
+
+
+def test_closing_hides_to_tray_and_says_so_once(qtbot: Any, win: Any) -> None:
+    shown: list[str] = []
+    win.tray.notify = lambda title, message: shown.append(title)
+    win.close()
+    assert not win.isVisible() and not win.is_shut_down
+    win.tray.open_action.trigger()
+    assert win.isVisible()
+    win.close()
+    assert shown == ["MemStrata keeps running"]
+    win.tray.quit_action.trigger()
+    assert win.is_shut_down and not win.client._thread.isRunning()
+
+
+def test_without_a_tray_closing_quits(qtbot: Any, tmp_path: Path, make_window: Any) -> None:
+    w = make_window(tmp_path / "empty.db", tray_available=False)
+    w.close()
+    assert w.is_shut_down and not w.client._thread.isRunning()
+
+
+def test_settings_refuse_a_bad_value_with_the_reason(qtbot: Any, settings: Any) -> None:
+    from memstrata_app.gui.settings_dialog import SettingsDialog
+
+    dlg = SettingsDialog(settings)
+    qtbot.addWidget(dlg)
+    dlg.show()
+    dlg.set_value("endpoint_port", "80")
+    assert "between 1024 and 65535" in dlg.errors["endpoint_port"].text()
+    dlg.save()
+    assert dlg.isVisible() and dlg.result() == 0
+    assert "Endpoint port must be a port number" in dlg.message.text()
+    assert Settings.load().get("endpoint_port") == 11435
+    dlg.set_value("endpoint_port", "12000")
+    dlg.set_value("quarantine_threshold", "0.7")
+    dlg.save()
+    assert not dlg.isVisible() and dlg.changed == {"endpoint_port": 12000,
+                                                   "quarantine_threshold": 0.7}
+    assert Settings.load().get("endpoint_port") == 12000
+
+
+def test_main_opens_the_window_and_exits_cleanly(tmp_path: Path, settings: Any) -> None:
+    settings.save()  # start_endpoint off: the app must not take the real port
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
+    proc = subprocess.run(
+        [sys.executable, "-m", "memstrata_app.gui", "--db", str(tmp_path / "l.db"),
+         "--exit-when-ready"], env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "interactive (ledger on screen)" in proc.stderr

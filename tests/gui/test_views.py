@@ -1,0 +1,210 @@
+"""Each view driven through its widgets over a real engine on a temp ledger."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtCore import Qt
+
+from memstrata_app.engine import Status
+
+from .conftest import seed
+
+T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
+FACTS = [
+    ("The api-gateway listens on port 8080.", T0),
+    ("Node version is 18.", T0 + timedelta(days=1)),
+    ("We deploy on Fridays.", T0 + timedelta(days=2)),
+    ("The api-gateway listens on port 8443.", T0 + timedelta(days=10)),
+    ("Node version is 20.", T0 + timedelta(days=11)),
+    ("The billing service uses redis.", T0 + timedelta(days=12)),
+    ("The worker queue is RabbitMQ.", T0 + timedelta(days=13)),  # quarantined (low confidence)
+    ("The billing service is not using redis.", T0 + timedelta(days=14)),  # quarantined removal
+]
+
+
+@pytest.fixture
+def win(tmp_path: Path, local_embedder: Any, make_window: Any) -> Any:
+    db = tmp_path / "ledger.db"
+    seed(db, local_embedder, FACTS)
+    return make_window(db)
+
+
+def focus(qtbot: Any, win: Any, widget: Any) -> None:
+    """Keyboard shortcuts need the window active and the focus inside the view."""
+    win.activateWindow()
+    qtbot.waitUntil(win.isActiveWindow)
+    widget.setFocus()
+    qtbot.waitUntil(widget.hasFocus)
+
+
+def rows(model: Any) -> list[Any]:
+    return [model.assertion(r) for r in range(model.rowCount())]
+
+
+def test_ledger_filters_search_and_chain(qtbot: Any, win: Any) -> None:
+    ledger = win.ledger
+    assert ledger.model.total == len(FACTS)
+    with qtbot.waitSignal(ledger.model.loaded):
+        ledger.status_buttons["superseded"].click()
+    assert {a.status for a in rows(ledger.model)} == {Status.SUPERSEDED}
+    assert ledger.count.text() == "2 rows"
+    with qtbot.waitSignal(ledger.model.loaded):
+        ledger.status_buttons["superseded"].click()  # off again: everything
+    with qtbot.waitSignal(ledger.model.loaded, timeout=3000):
+        qtbot.keyClicks(ledger.search, "api-gateway")
+    assert ledger.model.total == 2
+    assert all("api-gateway" in a.text for a in rows(ledger.model))
+    with qtbot.waitSignal(ledger.model.loaded):
+        ledger.search.clear()
+    with qtbot.waitSignal(ledger.model.loaded):
+        ledger.relation.setCurrentText("version")
+    assert {a.relation for a in rows(ledger.model)} == {"version"}
+
+    old = next(r for r, a in enumerate(rows(ledger.model)) if a.object == "18")
+    with qtbot.waitSignal(ledger.detail.chain_loaded) as chain:
+        ledger.select_row(old)
+    assert chain.args == [2]
+    assert ledger.detail.sentence.text() == "Node version is 18."
+    items = [ledger.detail.chain.item(i).text() for i in range(ledger.detail.chain.count())]
+    assert items[0].startswith("18") and items[1].startswith("20") and "[active]" in items[1]
+    with qtbot.waitSignal(win.timeline.drawn):
+        ledger.detail.timeline_button.click()
+    assert win.tabs.currentWidget() is win.timeline
+    assert win.timeline.key == ("Node", "version")
+
+
+def test_sorting_by_column_reloads_in_that_order(qtbot: Any, win: Any) -> None:
+    ledger = win.ledger
+    with qtbot.waitSignal(ledger.model.loaded):
+        ledger.table.sortByColumn(5, Qt.SortOrder.AscendingOrder)  # valid from
+    got = [a.valid_from for a in rows(ledger.model)]
+    assert got == sorted(got)
+
+
+def test_as_of_slider_shows_the_old_value(qtbot: Any, win: Any) -> None:
+    with qtbot.waitSignal(win.timeline.drawn):
+        win.state.pick_key("api-gateway", "port")
+    assert win.timeline.shown_values() == ["8443"]
+    bar = win.asof
+    assert bar.isEnabled()
+    t = T0 + timedelta(days=5)
+    with qtbot.waitSignal(win.state.as_of_changed), qtbot.waitSignal(win.ledger.model.loaded):
+        bar.slider.setValue(bar._tick(t))
+    as_of = win.state.as_of
+    assert as_of is not None and abs(as_of - t) < timedelta(days=1)
+    assert win.timeline.shown_values() == ["8080"]
+    assert "8080" in win.timeline.caption.text() and "today: 8443" in win.timeline.caption.text()
+    shown = {a.object for a in rows(win.ledger.model) if a.relation == "port"}
+    assert shown == {"8080"}
+
+    win.query.question.setText("which port does the api gateway listen on?")
+    with qtbot.waitSignal(win.query.answered, timeout=10000) as answered:
+        win.query.ask.click()
+    assert answered.args[0][0].object == "8080"
+    assert "port 8080" in win.query.block.toPlainText()
+
+    with qtbot.waitSignal(win.state.as_of_changed):
+        bar.now_button.click()
+    assert win.state.as_of is None
+    assert win.timeline.shown_values() == ["8443"]
+
+
+def test_review_approve_edit_and_reject_change_the_ledger(qtbot: Any, win: Any) -> None:
+    review = win.review
+    if not review.rows:
+        qtbot.waitSignal(review.loaded).wait()
+    assert len(review.rows) == 2
+    assert win.tabs.tabText(2) == "Review (2)"
+    win.show_view("review")
+    removal = next(i for i, a in enumerate(review.rows) if a.relation == "uses")
+    review.table.selectRow(removal)
+    qtbot.waitUntil(lambda: review.retires.count() > 0)
+    assert "billing service" in review.retires.item(0).text()
+    focus(qtbot, win, review.table)
+    with qtbot.waitSignal(review.decided) as decided, qtbot.waitSignal(review.loaded):
+        qtbot.keyClick(review.table, Qt.Key.Key_A)  # approve: retires redis
+    assert decided.args[0] == "approved"
+    assert win.tabs.tabText(2) == "Review (1)"
+    if win.ledger.model.rowCount() == 0:
+        qtbot.waitSignal(win.ledger.model.loaded).wait()
+    redis = [a for a in rows(win.ledger.model) if a.object == "redis"]
+    assert Status.ACTIVE not in {a.status for a in redis}
+
+    review.table.selectRow(0)
+    review.object.setText("Kafka")  # edit, then approve
+    with qtbot.waitSignal(review.decided), qtbot.waitSignal(review.loaded):
+        review.approve_button.click()
+    assert review.rows == [] and win.tabs.tabText(2) == "Review"
+    qtbot.waitUntil(lambda: any(a.object == "Kafka" and a.status == Status.ACTIVE
+                                for a in rows(win.ledger.model)))
+
+
+def test_reject_from_the_queue(qtbot: Any, win: Any) -> None:
+    review = win.review
+    if not review.rows:
+        qtbot.waitSignal(review.loaded).wait()
+    review.table.selectRow(0)
+    target = review.current()
+    win.show_view("review")
+    focus(qtbot, win, review.table)
+    with qtbot.waitSignal(review.decided) as decided, qtbot.waitSignal(review.loaded):
+        qtbot.keyClick(review.table, Qt.Key.Key_R)
+    assert decided.args == ["rejected", int(target.id)]
+    with qtbot.waitSignal(win.ledger.model.loaded):
+        win.ledger.status_buttons["rejected"].click()
+    assert [int(a.id) for a in rows(win.ledger.model)] == [int(target.id)]
+
+
+def test_charts_receive_points(qtbot: Any, win: Any) -> None:
+    win.show_view("latency")
+    chart = win.latency
+    assert chart is not None
+    before = chart.point_count("retrieve")
+    win.query.question.setText("node version")
+    with qtbot.waitSignal(chart.redrawn, timeout=10000):
+        win.query.run()
+    assert chart.point_count("retrieve") == before + 1
+    _xs, ys = chart.points.getData()
+    assert len(ys) == before + 1 and ys[-1] > 0
+    assert "p50" in chart.stats.text()
+    win.ingest.text.setPlainText("cache ttl = 300")
+    with qtbot.waitSignal(chart.redrawn, timeout=10000):
+        win.ingest.remember.click()
+    assert chart.point_count("ingest") >= 1
+
+
+def test_ingest_with_an_at_time(qtbot: Any, win: Any) -> None:
+    ing = win.ingest
+    ing.text.setPlainText("The api-gateway listens on port 9000.")
+    ing.now.setChecked(False)
+    at = T0 + timedelta(days=30)
+    from memstrata_app.gui.style import to_qdatetime
+
+    ing.at.setDateTime(to_qdatetime(at))
+    with qtbot.waitSignal(ing.ingested) as got, qtbot.waitSignal(win.ledger.model.loaded):
+        ing.remember.click()
+    assert got.args[0].actions[0].action.value == "superseded"
+    assert "SUPERSEDED" in ing.results.item(0).text()
+    new = rows(win.ledger.model)[0]
+    assert new.object == "9000" and abs(new.valid_from - at) < timedelta(minutes=1)
+
+
+def test_bulk_import_shows_progress_and_cancels(qtbot: Any, win: Any) -> None:
+    ing = win.ingest
+    win.show_view("ingest")
+    items = [(f"service-{i} listens on port {10000 + i}.", None) for i in range(2048)]
+    seen: list[int] = []
+    ing.progress.valueChanged.connect(seen.append)
+    ing.progress.valueChanged.connect(lambda v: v > 0 and ing.cancel_button.click())
+    with qtbot.waitSignal(ing.import_finished, timeout=30000) as finished:
+        ing.import_items(items)
+        assert ing.progress.isVisible() and ing.cancel_button.isVisible()
+    how, _n = finished.args
+    assert how == "cancelled"
+    assert any(v > 0 for v in seen)
+    assert not ing.progress.isVisible() and "Cancelled" in ing.import_status.text()
+    qtbot.waitUntil(lambda: 0 < win.ledger.model.total - len(FACTS) < len(items))
