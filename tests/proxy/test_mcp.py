@@ -29,21 +29,28 @@ def test_tools_in_process(engine: Any) -> None:
             names = {t.name for t in (await client.list_tools()).tools}
             assert {"remember", "recall", "history", "forget", "quarantine"} <= names
             old = _data(await client.call_tool("remember", {
-                "text": "The deploy window is Tuesday.", "at": "2026-01-01T10:00:00Z"}))
+                "text": "The deploy service port is 5000.", "at": "2026-01-01T10:00:00Z"}))
             new = _data(await client.call_tool("remember", {
-                "text": "The deploy window is Thursday."}))
+                "text": "The deploy service port is 6000."}))
+            assert new["actions"][0]["retired"] == [old["actions"][0]["assertion_id"]]
             facts = _data(await client.call_tool("recall", {
-                "query": "When is the deploy window?"}))
+                "query": "Which port does the deploy service use?"}))
             texts = [f["text"] for f in facts["facts"]]
-            assert any("Thursday" in t for t in texts) and not any("Tuesday" in t for t in texts)
-            past = _data(await client.call_tool("recall", {"query": "deploy window",
+            assert any("6000" in t for t in texts) and not any("5000" in t for t in texts)
+            past = _data(await client.call_tool("recall", {"query": "deploy service port",
                                                            "as_of": "2026-01-02T00:00:00Z"}))
-            assert any("Tuesday" in f["text"] for f in past["facts"])
-            act = new["actions"][0]
-            if act["subject"] and act["relation"]:
-                chain = _data(await client.call_tool("history", {
-                    "subject": act["subject"], "relation": act["relation"]}))["history"]
-                assert old["actions"][0]["assertion_id"] in [a["id"] for a in chain]
+            assert any("5000" in f["text"] for f in past["facts"])
+            chain = _data(await client.call_tool("history", {
+                "subject": "deploy service", "relation": "port"}))["history"]
+            assert [a["object"] for a in chain] == ["5000", "6000"]
+
+            held = _data(await client.call_tool("remember", {"text": "The pager is Alice."}))
+            if held["actions"][0]["action"] == "quarantined":
+                aid = held["actions"][0]["assertion_id"]
+                queue = _data(await client.call_tool("quarantine", {}))["quarantined"]
+                assert aid in [a["id"] for a in queue]
+                _data(await client.call_tool("approve", {"assertion_id": aid}))
+                assert not _data(await client.call_tool("quarantine", {}))["quarantined"]
             gone = await client.call_tool("forget", {"assertion_id": 987654})
             assert gone.is_error and "987654" in gone.content[0].text
             bad = await client.call_tool("recall", {"query": "x", "as_of": "last week"})
