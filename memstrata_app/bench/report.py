@@ -76,6 +76,16 @@ def _categories(report: dict[str, Any]) -> str:
     return _md(rows)
 
 
+def _phrasings(report: dict[str, Any]) -> str:
+    rows = [["category", "phrasing", "statements", "engine actions", "retired on change"]]
+    for p in report["engine"]["phrasings"]:
+        acts = ", ".join(f"{k} {v}" for k, v in p["actions"].items())
+        tpl = p["template"].replace("`", "").replace("|", "/")
+        rows.append([p["category"], f"`{tpl}`", str(p["statements"]), acts,
+                     _fmt(p["retired_on_change"], "rate")])
+    return _md(rows)
+
+
 def markdown(report: dict[str, Any]) -> str:
     """The full Markdown report; every figure comes from `report`."""
     meta, cal, eng = report["meta"], report["calibration"], report["engine"]
@@ -106,6 +116,7 @@ def markdown(report: dict[str, Any]) -> str:
         f"for {eng['store']['statements']} statements, {eng['store']['active_rows']} retrievable "
         f"now. Ingest: {eng['ingest_s']} s.\n",
         "\n### Per category\n", _categories(report),
+        "\n### Engine write path per phrasing\n", _phrasings(report),
         "\n### Failing categories\n", f"Rule: {RULES}.\n",
     ]
     if report["failing"]:

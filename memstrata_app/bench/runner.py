@@ -87,7 +87,7 @@ def run(seed: int = 7, quick: bool = False, k: int = 5, embedder: Any = None,
             report["systems"][s.name] = metrics.summarize(scores)
             report["by_category"][s.name] = metrics.by_category(scores)
         log("timing retrieve ...")
-        lat = latency(systems, data, emb, k, latency_n or (30 if quick else 120), latency_runs,
+        lat = latency(systems, data, emb, k, latency_n or (15 if quick else 100), latency_runs,
                       seed)
         engine = diagnostics.write_path(data, data.stream, mem.results)
         engine["store"] = diagnostics.store_shape(mem.eng.stats(), len(data.stream))

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .diagnostics import unstructured
+
 TOLERANCE = 0.05  # memstrata may trail naive_rag by at most this much on recall figures
 MAX_STALE = 0.05  # share of questions whose top-k may still carry a stale value
 MIN_AS_OF = 0.90  # as-of accuracy (right state present, no other state) required
@@ -41,5 +43,6 @@ def failing(report: dict[str, Any]) -> list[dict[str, Any]]:
         if fs:
             why.append(f"{fs} false supersession(s)")
         if why:
+            why += [f"phrasing {u}" for u in unstructured(eng["phrasings"], cat)]
             out.append({"category": cat, "reasons": why})
     return out

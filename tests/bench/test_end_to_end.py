@@ -50,10 +50,10 @@ def test_reports_render_and_docs_section_is_replaced_in_place(result, tmp_path: 
     assert json.loads(j.read_text())["meta"]["seed"] == 3
     assert "| metric | naive_rag | recency_rag | memstrata |" in m.read_text()
     doc = tmp_path / "BENCHMARKS.md"
-    doc.write_text("# Benchmarks\n\nintro\n\n" + rep.MARK_BEGIN + "\nold\n" + rep.MARK_END
+    doc.write_text("# Benchmarks\n\nintro\n\n" + rep.MARK_BEGIN + "\nstale-xyz\n" + rep.MARK_END
                    + "\n\n## Reading\nkept\n")
     rep.write_docs(res, doc, "memstrata bench --seed 3")
     rep.write_docs(res, doc, "memstrata bench --seed 3")
     body = doc.read_text()
-    assert "old" not in body and "intro" in body and "kept" in body
+    assert "stale-xyz" not in body and "intro" in body and "kept" in body
     assert body.count(rep.MARK_BEGIN) == 1 and "memstrata bench --seed 3" in body
