@@ -50,3 +50,20 @@ def test_answers_are_judged_by_whole_value_tokens() -> None:
 def test_answer_level_skips_with_a_message_when_no_ollama_answers() -> None:
     res = answer_level("llama3.2", [_q()], {"naive_rag": [["x"]]}, host="http://127.0.0.1:9")
     assert "skipped" in res["message"] and "table" not in res
+
+
+def test_answer_level_against_the_ollama_stand_in() -> None:
+    pytest.importorskip("starlette")
+    from tests.support.ollama_standin import OllamaStandIn
+
+    q = _q()
+    contexts = {"naive_rag": [["Bumped httpx to 0.26.1.", "Bumped httpx to 0.27.0."]],
+                "memstrata": [["Bumped httpx to 0.27.0."]]}
+    with OllamaStandIn() as up:  # it echoes the prompt back, so the context decides the answer
+        res = answer_level("standin-chat", [q], contexts, host=up.url)
+        sent = up.last("/api/chat").json
+    assert sent["options"]["temperature"] == 0
+    assert res["questions"] == 1
+    assert res["counts"]["naive_rag/forced"]["stale"] == 1
+    assert res["counts"]["memstrata/may_abstain"]["correct"] == 1
+    assert len(res["table"]) == 1 + 2 * 2
