@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime
+from itertools import pairwise
 
 from .normalize import (
     COMMENT_RE,
@@ -41,12 +42,17 @@ from .normalize import (
 from .types import Extraction
 from .vocabulary import (
     ADVERB_RE,
+    ADVERB_WORDS,
     ATTRIBUTE_WORDS,
     CONTRACTIONS,
     DEFAULT_VOCABULARY,
     DOES_NOT_RE,
+    EFFECTIVE_WORDS,
     FILLER_RE,
-    HEDGE_RE,
+    HEDGE_BIGRAM_HEADS,
+    HEDGE_BIGRAMS,
+    HEDGE_STEMS,
+    HEDGE_WORDS,
     IS_NOT_RE,
     MOVE_VERBS,
     NAME_PATTERN,
@@ -58,6 +64,7 @@ from .vocabulary import (
     VERSION_PATTERN,
     VERSION_VERBS,
     WILL_RE,
+    WORD_RE,
 )
 
 _Triple = tuple[str, str, str, float, str]  # subject, relation, object, confidence, method
@@ -544,12 +551,17 @@ _CLAUSES = re.compile(
 _REMOVAL_METHODS = frozenset(("rule:stop_using", "rule:drop", "rule:removed_from"))
 
 
+_ALL_TRIGGERS = tuple(sorted({t for ts in TRIGGERS.values() for t in ts}))
+_TRIGGER_SETS = {name: frozenset(ts) for name, ts in TRIGGERS.items()}
+
+
 def _run_rules(w: str, removal: bool) -> list[_Triple]:
     low = w.lower()
+    present = {t for t in _ALL_TRIGGERS if t in low}
     for name, handler, under_removal in _HANDLERS:
         if removal and not under_removal:
             continue
-        if not any(t in low for t in TRIGGERS[name]):
+        if present.isdisjoint(_TRIGGER_SETS[name]):
             continue
         m = RULES[name].match(w)
         if m is None:
@@ -558,6 +570,16 @@ def _run_rules(w: str, removal: bool) -> list[_Triple]:
         if got:
             return got
     return []
+
+
+def _hedged(toks: list[str]) -> bool:
+    if not HEDGE_WORDS.isdisjoint(toks):
+        return True
+    if not HEDGE_BIGRAM_HEADS.isdisjoint(toks) and any(
+        f"{a} {b}" in HEDGE_BIGRAMS for a, b in pairwise(toks)
+    ):
+        return True
+    return any(t.startswith(HEDGE_STEMS) for t in toks)
 
 
 def _prepare(sentence: str) -> str | None:
@@ -601,8 +623,9 @@ def extract(sentence: str, at: datetime | None = None) -> list[Extraction]:
     w = _prepare(sentence)
     if w is None:
         return []
+    toks = WORD_RE.findall(w.lower())
     kv = RULES["kv"].match(w)
-    if kv and not HEDGE_RE.search(w):
+    if kv and not _hedged(toks):
         got = _h_kv(kv)
         if got:
             return _build(got, sentence, False, None, 1.0)
@@ -616,15 +639,20 @@ def extract(sentence: str, at: datetime | None = None) -> list[Extraction]:
             w = rx.sub(rep, w)
     if "(" in w or "," in w or " not " in w or " was " in w:
         w = _CORRECTION_TAIL.sub("", w)
-    if HEDGE_RE.search(w):
+    if "'" in w:
+        toks = WORD_RE.findall(w.lower())
+    if _hedged(toks):
         return []
     anchor = at if at is not None else datetime.now(UTC)
     if anchor.tzinfo is None:
         anchor = anchor.replace(tzinfo=UTC)
-    w, effective = take_effective(w, anchor)
-    if WILL_RE.search(w) and effective is None:
+    effective = None
+    if not EFFECTIVE_WORDS.isdisjoint(toks):
+        w, effective = take_effective(w, anchor)
+    if effective is None and ("will" in toks or "'ll" in w) and WILL_RE.search(w):
         return []
-    w = " ".join(ADVERB_RE.sub(" ", w).split())
+    if not ADVERB_WORDS.isdisjoint(toks):
+        w = " ".join(ADVERB_RE.sub(" ", w).split())
     env = None
     q = _LEAD_ENV.match(w)
     if q:

@@ -155,17 +155,28 @@ FILLER_RE = re.compile(
     r"|(?:oh|yes|yeah|yep|no|nope|right|well|great|cool|done|hi|hey|sure)\s*[:,\-–—!.]+\s*)+",
     _I,
 )
-HEDGE_RE = re.compile(
-    r"\b(?:i\s+think|i\s+believe|i\s+guess|i\s+suppose|i\s+feel|i\s+wonder|not\s+sure|unsure|"
-    r"maybe|perhaps|probably|possibly|might|could|should|would|shall|if|unless|whether|"
-    r"let's|let\s+us|please|thanks|thank\s+you|todo|need\s+to|needs\s+to|want\s+to|"
-    r"wants\s+to|wanted\s+to|plan\s+to|plans\s+to|planning\s+to|going\s+to|gonna|"
-    r"consider|considering|suggest\w*|propos\w*|discuss\w*|talked|talking|talk\s+about|"
-    r"thinking|hopefully|hope|ideally|assum\w*|supposed\s+to|try\s+to|tried|trying|"
-    r"attempt\w*|what\s+if|how\s+about|wonder\w*|debat\w*|asked|asking|can\s+you|"
-    r"do\s+you|did\s+you|seems?|appears?|apparently|lol|hmm+)\b",
-    _I,
-)
+# Hedges, opinions, requests and plans: a sentence holding one of these states no fact.
+HEDGE_WORDS = frozenset((
+    "unsure", "maybe", "perhaps", "probably", "possibly", "might", "could", "should", "would",
+    "shall", "if", "unless", "whether", "let's", "please", "thanks", "todo", "gonna",
+    "consider", "considering", "talked", "talking", "thinking", "hopefully", "hope", "ideally",
+    "tried", "trying", "asked", "asking", "seem", "seems", "appear", "appears", "apparently",
+    "lol",
+))
+HEDGE_BIGRAMS = frozenset((
+    "i think", "i believe", "i guess", "i suppose", "i feel", "i wonder", "not sure", "let us",
+    "thank you", "need to", "needs to", "want to", "wants to", "wanted to", "plan to",
+    "plans to", "planning to", "going to", "talk about", "supposed to", "try to", "what if",
+    "how about", "can you", "do you", "did you",
+))
+HEDGE_BIGRAM_HEADS = frozenset(b.split()[0] for b in HEDGE_BIGRAMS)
+HEDGE_STEMS = ("suggest", "propos", "discuss", "assum", "attempt", "wonder", "debat", "hmm")
+ADVERB_WORDS = frozenset((
+    "now", "currently", "also", "just", "already", "finally", "officially", "actually",
+    "still", "recently", "then", "moment",
+))
+EFFECTIVE_WORDS = frozenset(("from", "starting", "beginning", "as", "effective", "since", "on"))
+WORD_RE = re.compile(r"[a-z']+")
 WILL_RE = re.compile(r"\b(?:will|'ll)\b", _I)
 QUESTION_START_RE = re.compile(
     r"^(?:what|how|why|which|where|who|whom|whose|when|is|are|was|were|do|does|did|can|"
