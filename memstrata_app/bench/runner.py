@@ -86,6 +86,8 @@ def run(seed: int = 7, quick: bool = False, k: int = 5, embedder: Any = None,
             scores = [metrics.score(q, c) for q, c in zip(data.questions, ctx, strict=True)]
             report["systems"][s.name] = metrics.summarize(scores)
             report["by_category"][s.name] = metrics.by_category(scores)
+            if s.name == "memstrata":
+                report["misses"] = _misses(scores, ctx)
         log("timing retrieve ...")
         lat = latency(systems, data, emb, k, latency_n or (15 if quick else 100), latency_runs,
                       seed)
@@ -104,7 +106,8 @@ def run(seed: int = 7, quick: bool = False, k: int = 5, embedder: Any = None,
                  "items": len(data.items), "statements": len(data.stream),
                  "questions": len(data.questions), "embed_s": round(embed_s, 2),
                  "runtime_s": round(time.perf_counter() - t_start, 1),
-                 "machine": f"{platform.machine()}, {_cpus()} CPU cores, {platform.system()}",
+                 "machine": f"{_cpus()} CPU cores ({_cpu_model()}), GPU: {_accelerator()}, "
+                            f"{platform.system()} {platform.machine()}",
                  "python": platform.python_version(),
                  "families": _family_counts(data)},
         "engine": engine, "calibration": cal,
@@ -113,6 +116,38 @@ def run(seed: int = 7, quick: bool = False, k: int = 5, embedder: Any = None,
 
     report["failing"] = failing(report)
     return report, {"questions": data.questions, "contexts": contexts}
+
+
+def _misses(scores: list[metrics.Score], ctx: list[list[str]]) -> dict[str, list[dict]]:
+    """Up to two questions per category where the engine's context was stale or incomplete."""
+    out: dict[str, list[dict]] = {}
+    for sc, c in zip(scores, ctx, strict=True):
+        q = sc.question
+        bucket = out.setdefault(f"{q.family}/{q.category}", [])
+        if len(bucket) < 2 and (sc.stale or not sc.complete):
+            bucket.append({"kind": q.kind, "query": q.query, "as_of": q.as_of,
+                           "expected": q.expected, "stale_found": sc.stale, "context": c})
+    return {k: v for k, v in out.items() if v}
+
+
+def _accelerator() -> str:
+    try:
+        import torch
+
+        return torch.cuda.get_device_name(0) if torch.cuda.is_available() else "none (CPU only)"
+    except Exception:
+        return "unknown"
+
+
+def _cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown CPU"
 
 
 def _cpus() -> int:
