@@ -3,23 +3,21 @@ engine keeps stale values out of the context better than naive RAG."""
 
 from __future__ import annotations
 
+import copy
 import json
 from pathlib import Path
 
 import pytest
 
+from memstrata_app.bench import cli
 from memstrata_app.bench import report as rep
-from memstrata_app.bench.runner import run
 
-SMALL = {"per_family": 5, "static": 8, "near_pairs": 4, "multi": 6}
 SYSTEMS = {"naive_rag", "recency_rag", "memstrata"}
 
 
-@pytest.fixture(scope="module")
-def result(local_embedder):
-    res, ctx = run(seed=3, quick=True, k=5, embedder=local_embedder, scale=SMALL, latency_n=5,
-                   latency_runs=1)
-    return res, ctx
+@pytest.fixture
+def result(bench_run):
+    return bench_run
 
 
 def test_report_has_every_system_and_metric(result) -> None:
@@ -57,3 +55,21 @@ def test_reports_render_and_docs_section_is_replaced_in_place(result, tmp_path: 
     body = doc.read_text()
     assert "stale-xyz" not in body and "intro" in body and "kept" in body
     assert body.count(rep.MARK_BEGIN) == 1 and "memstrata bench --seed 3" in body
+
+
+def test_cli_prints_the_table_writes_reports_and_skips_llm_cleanly(
+        result, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    import memstrata_app.bench.runner as runner
+
+    monkeypatch.setattr(runner, "run", lambda **_kw: copy.deepcopy(result))
+    monkeypatch.setenv("OLLAMA_HOST", "http://127.0.0.1:9")
+    doc = tmp_path / "B.md"
+    rc = cli.main(["--quick", "--out", str(tmp_path / "o"), "--write-docs", str(doc),
+                   "--llm", "llama3.2"])
+    out, err = capsys.readouterr()
+    assert rc == 0
+    assert "stale value in top-k" in out and "memstrata" in out
+    assert "answer level skipped: no Ollama answered" in err
+    assert (tmp_path / "o" / "report.json").exists() and rep.MARK_BEGIN in doc.read_text()
+    assert "memstrata bench --quick" in doc.read_text()
