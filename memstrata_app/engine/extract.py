@@ -320,6 +320,45 @@ def _h_version_on(m: re.Match[str]) -> list[_Triple] | None:
     return [(name, "version", ver, 0.85, "rule:version_on")]
 
 
+def _simple(rel: str, method: str, max_words: int = 6) -> object:
+    """Handler for rules whose groups are s/s2/s3 (subject) and v/v2/v3 (object)."""
+    def h(m: re.Match[str]) -> list[_Triple] | None:
+        g = m.groupdict()
+        subj = clean_subject(g.get("s") or g.get("s2") or g.get("s3"))
+        raw = g.get("v") or g.get("v2") or g.get("v3") or ""
+        obj = clean_object(raw, max_words)
+        if not subj or not obj or value_kind(obj) == "prose" or _QUANTIFIER.match(obj):
+            return None
+        return [(subj, rel, obj, 0.85, method)]
+    return h
+
+
+_REPLICA_UNITS = {"replica": "replicas", "instance": "replicas", "pod": "replicas",
+                  "copie": "replicas", "copies": "replicas", "worker": "workers", "node": "nodes",
+                  "shard": "shards", "partition": "partitions"}
+
+
+def _h_replicas(m: re.Match[str]) -> list[_Triple] | None:
+    subj = clean_subject(m.group("s"))
+    unit = m.group("u").lower()
+    rel = _REPLICA_UNITS.get(unit.rstrip("s"), _REPLICA_UNITS.get(unit, "replicas"))
+    return [(subj, rel, m.group("v"), 0.85, "rule:replicas")] if subj else None
+
+
+def _h_defined_in(m: re.Match[str]) -> list[_Triple] | None:
+    subj, raw = clean_subject(m.group("s")), strip_wrapping(m.group("v"))
+    if not subj:
+        return None
+    if _FILE_PATH.match(raw):
+        return [(subj, "path", raw, 0.85, "rule:path")]
+    if re.fullmatch(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+", raw):
+        return [(subj, "location", raw, 0.85, "rule:location")]
+    return None
+
+
+_VERSION_OBJ = re.compile(rf"^(?:version|v)\s*{VERSION_PATTERN}$", _I)
+
+
 def _h_set(m: re.Match[str]) -> list[_Triple] | None:
     verb = (m.groupdict().get("verb") or "").lower()
     key = m.group("k") or m.groupdict().get("k2")
@@ -334,6 +373,9 @@ def _h_set(m: re.Match[str]) -> list[_Triple] | None:
     if clean_subject(subj) is None:
         return None
     obj, env = split_env(obj)
+    vo = _VERSION_OBJ.match(obj)
+    if vo and rel in ("value", "version"):
+        rel, obj = "version", vo.group("ver")
     if rel == "value" and not known:
         if verb in VERSION_VERBS and VERSION_RE.match(obj):
             rel = "version"
@@ -473,6 +515,13 @@ _PREPOSITION = re.compile(
 )
 
 
+_IN_REGION = re.compile(
+    r"^in\s+(?:the\s+)?(?:(?:aws\s+|gcp\s+|azure\s+)?region\s+(?P<r>[\w\-]+)|"
+    r"(?P<r2>[a-z]{2}(?:-[a-z]+)+-?\d*[a-z]?)\s+region)$",
+    _I,
+)
+
+
 def _h_copula(m: re.Match[str]) -> list[_Triple] | None:
     cop = " ".join(m.group("cop").lower().split())
     split = split_key(m.group("k"))
@@ -481,19 +530,26 @@ def _h_copula(m: re.Match[str]) -> list[_Triple] | None:
     subj, rel, known = split
     if clean_subject(subj) is None:
         return None
-    obj = clean_object(re.sub(r"^set\s+to\s+", "", m.group("v").strip(), flags=_I), 6)
+    raw_v = re.sub(r"^set\s+to\s+", "", m.group("v").strip(), flags=_I)
+    quoted = raw_v[:1] in ("`", "'", '"') and raw_v.rstrip(".!;,")[-1:] == raw_v[:1]
+    obj = clean_object(raw_v, 6)
     if obj is None:
         return None
     obj, env = split_env(obj)
     if _PREPOSITION.match(obj):
         rest = _PREPOSITION.sub("", obj)
+        rm = _IN_REGION.match(obj)
+        if rm and clean_subject(m.group("k")):
+            region = rm.group("r") or rm.group("r2")
+            return [(with_env(clean_subject(m.group("k")) or "", env), "region", region, 0.85,
+                     "rule:region")]
         if obj[:3].lower() == "in " and _PLACE.match(rest) and value_kind(rest) != "prose":
             whole = clean_subject(m.group("k"))
             if whole is None:
                 return None
             return [(with_env(whole, env), "deployed_to", rest, 0.8, "rule:deployed_to")]
         return None
-    kind = value_kind(obj)
+    kind = "strong" if quoted and len(obj) <= 80 else value_kind(obj)
     raw_key = clean_phrase(m.group("k"))
     config = bool(CONFIG_KEY_RE.match(raw_key))
     if kind == "prose":
@@ -527,6 +583,13 @@ _HANDLERS: tuple[tuple[str, object, bool], ...] = (
     ("port", _h_port, True),
     ("listens", _h_port, True),
     ("version_on", _h_version_on, True),
+    ("defined_in", _h_defined_in, True),
+    ("logs_at", _simple("log_level", "rule:log_level"), True),
+    ("throughput_limit", _simple("rate_limit", "rule:rate_limit"), True),
+    ("auth_with", _simple("auth", "rule:auth", 5), True),
+    ("written_in", _simple("language", "rule:language", 2), True),
+    ("replica_count", _h_replicas, True),
+    ("alerts_to", _simple("alerts_channel", "rule:alerts_channel"), True),
     ("set_to", _h_set, False),
     ("set_passive", _h_set, False),
     ("changed_to", _h_set, False),

@@ -319,10 +319,21 @@ def clean_phrase(s: str) -> str:
     return " ".join(s.split())
 
 
+# "the function `get_user`" -> "get_user": a code-kind noun before one identifier.
+_KIND_IDENT = re.compile(
+    r"^(?:function|method|class|module|file|variable|package|table|column|field|type|struct|"
+    r"interface|component|helper|route|crate|library|lib|constant|env\s+var|setting|flag)\s+"
+    r"(?=`[^`\s]+`$|[\w.]*[_.][\w.]*$|[a-z]+[A-Z]\w*$)",
+    _I,
+)
+
+
 def clean_subject(s: str | None, project: bool = False) -> str | None:
     if s is None:
         return "project" if project else None
     s = clean_phrase(s)
+    if _KIND_IDENT.match(s):
+        s = clean_phrase(_KIND_IDENT.sub("", s))
     low = s.lower()
     if project and (low in PROJECT_ALIASES or normalize_entity(low) in PROJECT_ALIASES):
         return "project"
@@ -374,7 +385,8 @@ def split_key(phrase: str) -> tuple[str, str, bool] | None:
         return None
     m = _OF_FOR.match(p)
     if m:
-        head, owner = clean_phrase(m.group("h")), clean_subject(m.group("o"))
+        head = clean_phrase(_KEY_LABEL.sub("", clean_phrase(m.group("h"))))
+        owner = clean_subject(m.group("o"))
         hn = normalize_entity(head)
         if owner and hn and len(hn.split()) <= 3:
             rel = COMPOUND_ATTRIBUTES.get(hn) or ATTRIBUTE_WORDS.get(hn) or normalize_relation(hn)

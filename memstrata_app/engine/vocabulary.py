@@ -133,6 +133,11 @@ COMPOUND_ATTRIBUTES: dict[str, str] = {
     "engineering manager": "manager", "point of contact": "contact",
     "port number": "port", "host name": "host", "time to live": "ttl",
     "replica count": "replicas", "worker count": "workers",
+    "request timeout": "timeout", "connect timeout": "connect_timeout",
+    "connection timeout": "connect_timeout", "read timeout": "read_timeout",
+    "idle timeout": "idle_timeout", "memory limit": "memory_limit", "cpu limit": "cpu_limit",
+    "disk size": "disk_size", "alerts channel": "alerts_channel",
+    "alert channel": "alerts_channel", "replica set": "replica_set",
 }
 
 # Role nouns accepted in "<person> is the <role> for <thing>".
@@ -230,7 +235,10 @@ MOVE_VERBS = frozenset(["moved", "move", "moves", "migrated", "migrate"])
 NAME_PATTERN = r"(?P<name>[A-Za-z@][\w.+/@\-]*(?:\s+[A-Z][\w.+\-]*)?)"
 VERSION_PATTERN = r"v?(?P<ver>\d+(?:\.\d+)*(?:\.x|[a-z]+\d*|[-+][\w.]+)?)"
 _ROLES = "|".join(sorted((r.replace(" ", r"[\s-]+") for r in ROLE_WORDS), key=len, reverse=True))
-_URLISH = r"(?P<u>[a-z][a-z0-9+.\-]*://\S+|/[\w./\-{}:]*|[\w\-]+(?:\.[\w\-]+)+(?::\d{1,5})?(?:/\S*)?|localhost(?::\d{1,5})?)"
+_URLISH = (
+    r"[`'\"]?(?P<u>[a-z][a-z0-9+.\-]*://[^\s`'\"]+|/[\w./\-{}:]*|[\w\-]+(?:\.[\w\-]+)+"
+    r"(?::\d{1,5})?(?:/[^\s`'\"]*)?|localhost(?::\d{1,5})?)[`'\"]?"
+)
 
 
 def _c(p: str) -> re.Pattern[str]:
@@ -303,7 +311,7 @@ RULES: dict[str, re.Pattern[str]] = {
     ),
     "set_passive": _c(
         r"^(?P<k>.+?)\s+(?:is|are|was|were|has\s+been|have\s+been|got|gets|get)\s+"
-        rf"(?P<verb>{_SET_PART})\s+(?:from\s+(?P<old>.+?)\s+)?(?:to|->|→)\s+(?P<v>.+)$"
+        rf"(?P<verb>{_SET_PART})\s+(?:from\s+(?P<old>.+?)\s+)?(?:to|at|->|→)\s+(?P<v>.+)$"
     ),
     "changed_to": _c(
         r"^(?P<k>.+?)\s+(?:has\s+|have\s+|had\s+)?(?P<verb>(?:went|goes|go|gone)\s+(?:up|down)|"
@@ -313,7 +321,8 @@ RULES: dict[str, re.Pattern[str]] = {
         r"|^(?P<k2>.+?)\s*:?\s+(?:from\s+)?(?P<old2>\S+)\s*(?:->|→|=>)\s*(?P<v2>\S+)$"
     ),
     "owns": re.compile(
-        r"^(?:[Tt]he\s+)?(?P<o>(?:[Tt]eam\s+)?[A-Z@][\w.\-@]*(?:\s+[A-Z][\w.\-]*)?(?:\s+team)?)\s+"
+        r"^(?:[Tt]he\s+)?(?P<o>(?:[Tt]eam\s+)?[A-Z@][\w.\-@]*(?:\s+[A-Z][\w.\-]*)?(?:\s+team)?"
+        r"|[\w\-]+(?:\s+[\w\-]+)?\s+team)\s+"
         r"(?P<v>owns|maintains|leads|took\s+over(?:\s+ownership\s+of)?|now\s+owns)\s+(?P<s>.+)$"
     ),
     "owned_by": _c(
@@ -357,6 +366,44 @@ RULES: dict[str, re.Pattern[str]] = {
         r"(?:all\s+)?deploys\s+go|(?:we\s+|i\s+)?deployed)\s+(?:everything\s+|it\s+|"
         r"all\s+services\s+)?(?:to|on|in|onto)\s+(?P<l>.+)$"
     ),
+    "logs_at": _c(
+        r"^(?P<s>.+?)\s+logs\s+(?:at|with)\s+(?:the\s+)?(?:(?:log\s+)?level\s+)?(?P<v>[`'\"]?\w+[`'\"]?)"
+        r"(?:\s+level)?$"
+    ),
+    "throughput_limit": _c(
+        r"^(?P<s>.+?)\s+(?:accepts|allows|permits|handles|serves|is\s+limited\s+to|"
+        r"is\s+capped\s+at|caps\s+(?:out\s+)?at|is\s+rate[\s-]limited\s+to|limits\s+\w+\s+to)\s+"
+        r"(?:at\s+most\s+|up\s+to\s+|a\s+maximum\s+of\s+|max(?:imum)?\s+|no\s+more\s+than\s+)?"
+        r"(?P<v>\d[\d,._]*\s*(?:requests?|reqs?|calls?|queries|messages|events|jobs)\s*"
+        r"(?:/|per|a|an|each)\s*(?:second|sec|s|minute|min|m|hour|hr|h|day))$"
+    ),
+    "auth_with": _c(
+        r"^(?:(?:clients|callers|users|requests|services)\s+(?:of|to|for)\s+)(?P<s>.+?)\s+"
+        r"(?:authenticate|auth|sign\s+in|log\s+in)\s+(?:with|via|using|through|by)\s+(?P<v>.+)$"
+        r"|^(?P<s2>.+?)\s+(?:authenticates|authorizes|verifies)\s+(?:its\s+|all\s+)?"
+        r"(?:clients|callers|users|requests|services)?\s*(?:with|via|using|through|by)\s+(?P<v2>.+)$"
+        r"|^(?P<s3>.+?)\s+(?:uses|requires|expects)\s+(?P<v3>.+?)\s+for\s+(?:authentication|auth)$"
+    ),
+    "written_in": _c(
+        r"^(?:(?:we|i|they|you|the\s+team)\s+)?(?:wrote|rewrote|built|rebuilt|implemented|"
+        r"reimplemented|ported)\s+(?P<s>.+?)\s+(?:in|to)\s+(?P<v>[A-Za-z][\w+#.\-]*)$"
+        r"|^(?P<s2>.+?)\s+(?:was|is|has\s+been|got|were|are)\s+(?:re)?(?:written|implemented|"
+        r"built|ported)\s+(?:in|to)\s+(?P<v2>[A-Za-z][\w+#.\-]*)$"
+    ),
+    "replica_count": _c(
+        r"^(?P<s>.+?)\s+(?:runs|has|uses|is\s+scaled\s+to|scales\s+to|was\s+scaled\s+to|"
+        r"scaled\s+to|runs\s+with)\s+(?P<v>\d+)\s+(?P<u>replicas?|instances?|pods?|copies|workers?|"
+        r"nodes?|shards?|partitions?)$"
+    ),
+    "alerts_to": _c(
+        r"^(?:all\s+)?(?:alerts|notifications|pages|alarms)\s+(?:for|from|about)\s+(?P<s>.+?)\s+"
+        r"(?:go|are\s+sent|are\s+routed|get\s+sent|get\s+routed|are\s+posted)\s+to\s+(?:the\s+)?"
+        r"(?P<v>[`'\"]?[#@]?[\w\-.]+[`'\"]?)(?:\s+(?:channel|slack\s+channel|room))?$"
+    ),
+    "defined_in": _c(
+        r"^(?P<s>.+?)\s+(?:is|are|was|were)\s+(?:now\s+)?(?:defined|declared|implemented|located|"
+        r"kept|stored|found)\s+in\s+(?P<v>[`'\"]?[\w./\-]+[`'\"]?)$"
+    ),
     "copula": _c(
         r"^(?P<k>.+?)\s+(?P<cop>is|are|=|==|:=|equals|is\s+set\s+to|are\s+set\s+to|"
         r"defaults\s+to|is\s+defaulted\s+to|will\s+be|becomes|became)\s+(?P<v>.+)$"
@@ -379,7 +426,7 @@ TRIGGERS: dict[str, tuple[str, ...]] = {
                 "answer"),
     "version_on": ("0", "1", "2", "3", "4", "5", "6", "7", "8", "9"),
     "set_to": (" to ", "->", "→"),
-    "set_passive": (" to ", "->", "→"),
+    "set_passive": (" to ", " at ", "->", "→"),
     "changed_to": (" to ", "->", "→", "=>"),
     "owns": ("owns", "maintains", "leads", "took over"),
     "used_by": ("used", "required", "needed"),
@@ -393,4 +440,12 @@ TRIGGERS: dict[str, tuple[str, ...]] = {
               "integrat", "contain", "import", "call", "expos", "talk", "connect", "read",
               "writ", "built", "compatible"),
     "copula": (" is ", " are ", "=", "equals", "default", "will be", "becom", "became"),
+    "logs_at": ("logs ",),
+    "throughput_limit": ("request", "req", "call", "quer", "messages", "events", "jobs"),
+    "auth_with": ("authent", "authoriz", "verifies", " auth", "sign in", "log in"),
+    "written_in": ("wrot", "writ", "built", "implement", "port"),
+    "replica_count": ("replica", "instance", "pod", "copies", "worker", "node", "shard",
+                      "partition"),
+    "alerts_to": ("alert", "notification", "pages", "alarm"),
+    "defined_in": ("defined", "declared", "implemented", "located", "kept", "stored", "found"),
 }

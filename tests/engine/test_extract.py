@@ -650,6 +650,61 @@ MORE = [
 ]
 
 
+CODE_AND_OPS = [
+    ("The signature of `parse_session` is `parse_session(session_id, cache)`.",
+     [("parse session", "signature", "parse_session(session_id, cache)")]),
+    ("`fetch_upload` is defined in `core/utils/uploads.py`.",
+     [("fetch upload", "path", "core/utils/uploads.py")]),
+    ("The function `fetch_upload` lives in `core/utils/uploads.py`.",
+     [("fetch upload", "path", "core/utils/uploads.py")]),
+    ("The request timeout of the upload service is 60 seconds.",
+     [("upload service", "timeout", "60s")]),
+    ("The upload service timeout is 25 seconds.", [("upload service", "timeout", "25s")]),
+    ("The booking service logs at level INFO.", [("booking service", "log_level", "info")]),
+    ("The booking service log level is TRACE.", [("booking service", "log_level", "trace")]),
+    ("We pin next to version 0.15.5.", [("next", "version", "0.15.5")]),
+    ("next is pinned at 0.15.5.", [("next", "version", "0.15.5")]),
+    ("The message listing endpoint is served at `/internal/messages`.",
+     [("message listing", "url", "/internal/messages")]),
+    ("The message listing endpoint is `/v2/messages`.",
+     [("message listing", "url", "/v2/messages")]),
+    ("The page size parameter of the schedule search endpoint is `max_results`.",
+     [("schedule search endpoint", "page_size", "max_results")]),
+    ("The auth API authenticates clients with HMAC signatures.",
+     [("auth api", "auth", "hmac signatures")]),
+    ("Clients of the auth API authenticate with session cookies.",
+     [("auth api", "auth", "session cookies")]),
+    ("The auth service uses OAuth2 for authentication", [("auth service", "auth", "oauth2")]),
+    ("The refund export endpoint accepts at most 600 requests per minute.",
+     [("refund export endpoint", "rate_limit", "600 requests per minute")]),
+    ("The rate limit of the refund export endpoint is 30 requests per minute.",
+     [("refund export endpoint", "rate_limit", "30 requests per minute")]),
+    ("We wrote the billing service in Go.", [("billing service", "language", "go")]),
+    ("The API was rewritten in Rust", [("api", "language", "rust")]),
+    ("The platform team maintains the billing service.",
+     [("billing service", "owner", "platform team")]),
+    ("The billing service is owned by the platform team.",
+     [("billing service", "owner", "platform team")]),
+    ("Alerts for the billing service go to the #platform-alerts channel.",
+     [("billing service", "alerts_channel", "#platform-alerts")]),
+    ("The staging billing deployment runs 2 replicas.",
+     [("staging billing deployment", "replicas", "2")]),
+    ("The staging billing deployment replica count is 3.",
+     [("staging billing deployment", "replicas", "3")]),
+    ("The staging billing container memory limit is 256Mi.",
+     [("staging billing container", "memory_limit", "256mi")]),
+    ("The staging billing bucket is in region eu-west-1.",
+     [("staging billing bucket", "region", "eu-west-1")]),
+    ("The production billing bucket is in the us-east-1 region.",
+     [("production billing bucket", "region", "us-east-1")]),
+]
+
+
+@pytest.mark.parametrize(("sentence", "expected"), CODE_AND_OPS)
+def test_code_and_ops_phrasings(sentence: str, expected) -> None:
+    assert triples(sentence) == expected
+
+
 @pytest.mark.parametrize(("sentence", "expected"), MORE)
 def test_more_phrasings(sentence: str, expected) -> None:
     assert triples(sentence) == expected
