@@ -2,8 +2,9 @@
 
 One process: an Ollama stand-in upstream (answers at once, so the difference is the
 endpoint's own cost), the endpoint in front of it over a real engine with ~1k facts and the
-local embedder, and one client alternating direct and proxied requests. Every proxied turn
-is new text, so each one pays a real ingest and a real retrieval.
+local embedder, and one client sending each turn three ways in random order: direct, through
+the endpoint, and through it with `X-Memstrata-Memory: off` (the relay's own cost). Every
+turn is new text, so each proxied one pays a real ingest and a real retrieval.
 """
 
 from __future__ import annotations
@@ -37,11 +38,12 @@ def _client() -> httpx.Client:
     return httpx.Client(transport=httpx.HTTPTransport(socket_options=nodelay), timeout=60)
 
 
-def ttfb_ms(client: httpx.Client, url: str, body: dict[str, Any]) -> float:
+def ttfb_ms(client: httpx.Client, url: str, body: dict[str, Any],
+            headers: dict[str, str] | None = None) -> float:
     """Milliseconds from sending the request to the first body byte; reads the whole stream."""
     t0 = time.perf_counter()
     first = None
-    with client.stream("POST", url + "/api/chat", json=body) as r:
+    with client.stream("POST", url + "/api/chat", json=body, headers=headers) as r:
         r.raise_for_status()
         for _ in r.iter_raw():
             if first is None:
@@ -58,22 +60,24 @@ def user_turns(n: int, services: list[str], seed: int = 7) -> list[str]:
 
 
 def run(engine: Any, turns: list[str], warmup: int = 20) -> dict[str, Any]:
-    """Interleave direct and proxied requests; return the per-path latencies and summary."""
+    """Interleave direct, proxied and proxied-without-memory requests; return the summary."""
     from ..proxy import EndpointServer
     from ..proxy.standin import CHAT_MODEL, OllamaStandIn
     from ..settings import Settings
 
+    r = random.Random(len(turns))
     direct: list[float] = []
     proxied: list[float] = []
+    relay_only: list[float] = []
+    off = {"X-Memstrata-Memory": "off"}
     with OllamaStandIn() as up, EndpointServer(engine, Settings(None), port=0,
                                                upstream=up.url) as ep, _client() as client:
         for i, turn in enumerate(turns):
             body = {"model": CHAT_MODEL, "messages": [{"role": "user", "content": turn}]}
-            order = [(up.url, direct), (ep.url, proxied)]
-            if i % 2:
-                order.reverse()
-            for url, sink in order:
-                ms = ttfb_ms(client, url, body)
+            order = [(up.url, direct, None), (ep.url, proxied, None), (ep.url, relay_only, off)]
+            r.shuffle(order)
+            for url, sink, headers in order:
+                ms = ttfb_ms(client, url, body, headers)
                 if i >= warmup:
                     sink.append(ms)
             up.clear()
@@ -84,6 +88,7 @@ def run(engine: Any, turns: list[str], warmup: int = 20) -> dict[str, Any]:
 
     d, p = pp(direct), pp(proxied)
     return {"requests": len(direct), "direct_ms": d, "endpoint_ms": p,
+            "endpoint_memory_off_ms": pp(relay_only),
             "added_ms": {"p50": round(p["p50"] - d["p50"], 2),
                          "p95": round(p["p95"] - d["p95"], 2)},
             "endpoint_series_ms": {k: v for k, v in summary.items() if k.startswith("endpoint.")},
@@ -115,7 +120,8 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(res, indent=2))
         return 0
     d, p, a = res["direct_ms"], res["endpoint_ms"], res["added_ms"]
-    rows = [("direct to upstream", d), ("through the endpoint", p), ("added by the endpoint", a)]
+    rows = [("direct to upstream", d), ("endpoint, memory off", res["endpoint_memory_off_ms"]),
+            ("endpoint, with memory", p), ("added by the endpoint", a)]
     print(f"TTFB of streaming /api/chat, {opts.requests} requests per path, interleaved, "
           f"{opts.facts} facts, local embedder ({res['machine']})")
     print(f"{'':24}{'p50 ms':>9}{'p95 ms':>9}")
