@@ -89,8 +89,32 @@ def wait(app: Any, cond: Callable[[], bool], timeout: float = 30.0) -> None:
 
 def save(widget: Any, name: str) -> None:
     path = OUT / name
-    widget.grab().save(str(path), "PNG")
+    widget.grab().save(str(path), "PNG", 0)  # 0: smallest file (strongest zlib level)
     log.info("saved %s (%d KB)", path, path.stat().st_size // 1024)
+
+
+def tray_sheet(win: Any) -> Any:
+    """The tray icon in each state next to its menu (a tray itself cannot be grabbed)."""
+    from PySide6.QtWidgets import QGridLayout, QLabel, QWidget
+
+    from memstrata_app.gui.icons import strata_pixmap
+
+    sheet = QWidget()
+    sheet.setStyleSheet("background: white;")
+    grid = QGridLayout(sheet)
+    states = (("memory on, endpoint up", True, True), ("memory off (pass-through)", False, True),
+              ("memory on, endpoint down", True, False), ("endpoint not installed", True, None))
+    for i, (text, mem, up) in enumerate(states):
+        icon = QLabel()
+        icon.setPixmap(strata_pixmap(48, mem, up))
+        grid.addWidget(icon, i, 0)
+        grid.addWidget(QLabel(text), i, 1)
+    menu = QLabel()
+    win.tray.menu.adjustSize()
+    menu.setPixmap(win.tray.menu.grab())
+    grid.addWidget(menu, 0, 2, len(states), 1)
+    sheet.adjustSize()
+    return sheet
 
 
 def main() -> int:
@@ -146,6 +170,9 @@ def main() -> int:
     win.show_view("ledger")
     wait(app, lambda: ledger.model.filter is not None and ledger.model.filter.as_of == t
          and ledger.model.rowCount() > 0)
+    ledger.select_row(next(r for r in range(ledger.model.rowCount())
+                           if ledger.model.assertion(r).subject == "api-gateway"))
+    wait(app, lambda: ledger.detail.chain.count() > 0)
     save(win, "ledger_asof.png")
     win.asof.go_now()
     wait(app, lambda: win.state.as_of is None)
@@ -175,6 +202,8 @@ def main() -> int:
     win.latency.redraw()
     wait(app, lambda: True)
     save(win, "latency.png")
+
+    save(tray_sheet(win), "tray.png")
 
     dlg = SettingsDialog(settings, win)
     dlg.show()

@@ -52,6 +52,8 @@ class DetailPane(QWidget):
             form.addRow(name + ":", label)
         self.chain = QListWidget()
         self.chain.setObjectName("chain")
+        self.chain.setWordWrap(True)
+        self.chain.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.chain.itemActivated.connect(self._on_chain_activated)
         self.timeline_button = QPushButton("Show in timeline")
         self.timeline_button.clicked.connect(self._show_timeline)

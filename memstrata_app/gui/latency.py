@@ -78,6 +78,7 @@ class LatencyView(QWidget):
         self.plot = pg.PlotWidget(axisItems={"bottom": ClockAxis("bottom")})
         self.plot.setLabel("left", "latency (ms)")
         self.plot.setLabel("bottom", "time of the call")
+        self.plot.getAxis("bottom").enableAutoSIPrefix(False)
         self.plot.showGrid(x=True, y=True, alpha=0.25)
         self.points = self.plot.plot([], [], pen=None, symbol="o", symbolSize=6,
                                      symbolBrush=(74, 127, 193, 200), symbolPen=None)

@@ -170,7 +170,8 @@ class LedgerView(QWidget):
                                  relation=None if rel in ("", ANY) else rel)
 
     def _on_as_of(self, t: Any) -> None:
-        self.as_of_label.setText(f"Showing rows valid at {fmt_time(t)}" if t else "")
+        self.as_of_label.setText(f"Showing rows valid at {fmt_time(t)} (status column: as of today)"
+                                 if t else "")
         self.model.update_filter(as_of=t)
 
     def _on_sort_indicator(self, column: int, order: Qt.SortOrder) -> None:

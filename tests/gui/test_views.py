@@ -208,3 +208,44 @@ def test_bulk_import_shows_progress_and_cancels(qtbot: Any, win: Any) -> None:
     assert any(v > 0 for v in seen)
     assert not ing.progress.isVisible() and "Cancelled" in ing.import_status.text()
     qtbot.waitUntil(lambda: 0 < win.ledger.model.total - len(FACTS) < len(items))
+
+
+def test_timeline_key_search_and_tooltips(qtbot: Any, win: Any) -> None:
+    tl = win.timeline
+    win.show_view("timeline")
+    qtbot.waitUntil(lambda: tl.keys.count() >= 2)
+    qtbot.keyClicks(tl.search, "gateway")
+    qtbot.waitUntil(lambda: tl.keys.count() == 1, timeout=3000)
+    with qtbot.waitSignal(tl.drawn):
+        tl.keys.setCurrentRow(0)
+    assert tl.key == ("api-gateway", "port")
+    bars = tl.canvas.bars
+    assert len(bars) == 2
+    first = min(bars)
+    assert "The api-gateway listens on port 8080." in bars[first].toolTip()
+    assert tl.table.rowCount() == 2 and tl.table.item(0, 7).text().endswith("port 8080.")
+    assert any("superseded by" in item.toolTip() for item in tl.canvas.scene().items())
+
+
+def test_reindex_runs_with_progress_and_can_be_cancelled(qtbot: Any, win: Any) -> None:
+    import threading
+
+    from PySide6.QtWidgets import QProgressDialog, QPushButton
+
+    from memstrata_app.gui.dialogs import run_reindex
+
+    gate = threading.Event()
+    win.client.call("hold the worker", lambda e: gate.wait(10))
+    op = run_reindex(win)
+    dialog = win.findChildren(QProgressDialog)[-1]
+    with qtbot.waitSignal(win.client.changed) as changed:
+        dialog.findChild(QPushButton).click()
+        assert op.cancel.is_set()
+        gate.set()
+    assert changed.args[0].kind == "embedder"
+    assert "cancelled" in win.statusBar().currentMessage()
+
+    op = run_reindex(win)
+    with qtbot.waitSignal(win.client.changed, timeout=20000):
+        pass
+    assert win.statusBar().currentMessage().startswith(f"Re-embedded {len(FACTS)} rows")
