@@ -25,6 +25,7 @@ def write_path(data: Dataset, stream: list[Statement], results: list[Any]) -> di
     phr: dict[tuple[str, str], dict[str, Any]] = {}  # (category, template) -> tallies
     false: list[dict[str, str]] = []
     seen_state: set[tuple[str, int]] = set()
+    late: list[bool] = []  # was each out-of-order statement filed as history
     for st, res in zip(stream, results, strict=True):
         it = items[st.item]
         cat = f"{it.family}/{it.category}"
@@ -37,7 +38,10 @@ def write_path(data: Dataset, stream: list[Statement], results: list[Any]) -> di
         p["actions"].update(names or {"none"})
         for a in acts:
             owner.setdefault(int(a.assertion_id), st)
-        if it.family in EVOLVING and st.state > 0 and (st.item, st.state) not in seen_state:
+        if st.late and not names & {"prose", "quarantined", "duplicate"}:
+            late.append("history" in names)
+        elif (it.family in EVOLVING and st.state > 0 and (st.item, st.state) not in seen_state
+              and not any(o.late and o.state == 0 == st.state - 1 for o in it.statements)):
             changes.setdefault(cat, []).append("superseded" in names)
             p["changes"].append("superseded" in names)
         seen_state.add((st.item, st.state))
@@ -46,7 +50,7 @@ def write_path(data: Dataset, stream: list[Statement], results: list[Any]) -> di
                 old = owner.get(int(rid))
                 if old is None:
                     continue
-                if (old.item != st.item or it.family in ("static", "near_duplicate")
+                if (old.item != st.item or st.late or it.family in ("static", "near_duplicate")
                         or (it.family == "multi_valued" and not st.removal)
                         or (st.removal and old.value != st.value)):
                     victim = items[old.item]
@@ -60,6 +64,8 @@ def write_path(data: Dataset, stream: list[Statement], results: list[Any]) -> di
         "actions": dict(sorted(actions.items())),
         "supersession_recall": {c: _rate(v) for c, v in sorted(changes.items())},
         "supersession_recall_all": _rate([x for v in changes.values() for x in v]),
+        "late_filed_as_history": _rate(late),
+        "late_statements": len(late),
         "phrasings": phrasings,
         "false_supersessions": len(false),
         "false_supersession_categories": dict(Counter(f["category"] for f in false)),

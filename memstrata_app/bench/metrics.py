@@ -61,6 +61,8 @@ def summarize(scores: Sequence[Score]) -> dict[str, float | int | None]:
         "multi_member_recall": (round(float(np.mean([len(s.found) / len(s.question.expected)
                                                       for s in multi])), 4) if multi else None),
         "multi_removed_present": rate([bool(s.stale) for s in multi if s.question.wrong]),
+        "late_stale_present": rate([bool(s.stale) for s in cur if s.question.late]),
+        "late_as_of_accuracy": rate([s.clean for s in asof if s.question.late]),
         "questions": len(scores),
     }
 

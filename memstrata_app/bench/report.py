@@ -20,6 +20,8 @@ ROWS = [  # (key, label, kind) kind: rate | ms | int
     ("near_duplicate_recall", "near-duplicate recall@k", "rate"),
     ("multi_member_recall", "multi-valued member recall", "rate"),
     ("multi_removed_present", "removed member in top-k", "rate"),
+    ("late_stale_present", "out-of-order history: stale in top-k", "rate"),
+    ("late_as_of_accuracy", "out-of-order history: as-of accuracy", "rate"),
     ("false_supersessions", "false supersessions", "int"),
     ("retired_share", "store rows retired", "rate"),
     ("p50_ms", "retrieve p50 (ms)", "ms"),
@@ -112,6 +114,8 @@ def markdown(report: dict[str, Any]) -> str:
         f"Actions: {', '.join(f'{k} {v}' for k, v in eng['actions'].items())}. "
         f"Value changes that retired the old value: "
         f"{_fmt(eng['supersession_recall_all'], 'rate')}. "
+        f"Statements ingested after newer ones (out of order) and filed as history: "
+        f"{_fmt(eng['late_filed_as_history'], 'rate')} of those extracted. "
         f"False supersessions: {eng['false_supersessions']}. Store: {eng['store']['rows']} rows "
         f"for {eng['store']['statements']} statements, {eng['store']['active_rows']} retrievable "
         f"now. Ingest: {eng['ingest_s']} s.\n",

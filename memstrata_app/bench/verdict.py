@@ -14,7 +14,9 @@ MIN_SUPERSEDE = 0.95  # share of value changes that must retire the previous val
 RULES = (f"a category fails when memstrata's stale-value rate exceeds {MAX_STALE:.0%}, "
          f"its as-of accuracy is below {MIN_AS_OF:.0%}, fewer than {MIN_SUPERSEDE:.0%} of its "
          f"value changes retired the old value, any false supersession touches it, or a recall "
-         f"figure trails naive_rag's by more than {TOLERANCE:.0%}")
+         f"figure trails naive_rag's by more than {TOLERANCE:.0%}; `late_arrival` fails when "
+         f"fewer than {MIN_SUPERSEDE:.0%} of the out-of-order statements the engine extracted "
+         f"were filed as history")
 
 
 def failing(report: dict[str, Any]) -> list[dict[str, Any]]:
@@ -45,4 +47,8 @@ def failing(report: dict[str, Any]) -> list[dict[str, Any]]:
         if why:
             why += [f"phrasing {u}" for u in unstructured(eng["phrasings"], cat)]
             out.append({"category": cat, "reasons": why})
+    late = eng.get("late_filed_as_history")
+    if late is not None and late < MIN_SUPERSEDE:
+        out.append({"category": "late_arrival", "reasons": [
+            f"only {late:.0%} of out-of-order statements were filed as history"]})
     return out

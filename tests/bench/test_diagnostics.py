@@ -51,3 +51,20 @@ def test_store_shape_counts_retired_rows() -> None:
     s = store_shape({"total": 10, "by_status": {"active": 5, "plain": 1, "superseded": 3,
                                                 "retracted": 1}}, 12)
     assert s["rows"] == 10 and s["active_rows"] == 6 and s["retired_share"] == 0.4
+
+
+def test_out_of_order_statements_must_be_filed_as_history() -> None:
+    from dataclasses import replace
+
+    evo = _item("a", "config_migration", ["1", "2", "3"])
+    late = replace(evo.statements[1], late=True)
+    evo.statements[1] = late
+    data = Dataset(1, True, [evo], [], [], [])
+    stream = [evo.statements[0], evo.statements[2], late]
+    good = write_path(data, stream, [_res(Action.NOVEL, 1), _res(Action.SUPERSEDED, 3, (1,)),
+                                     _res(Action.HISTORY, 2)])
+    assert good["late_filed_as_history"] == 1.0 and good["false_supersessions"] == 0
+    assert good["supersession_recall"] == {"config_migration/port": 1.0}
+    bad = write_path(data, stream, [_res(Action.NOVEL, 1), _res(Action.SUPERSEDED, 3, (1,)),
+                                    _res(Action.SUPERSEDED, 2, (3,))])
+    assert bad["late_filed_as_history"] == 0.0 and bad["false_supersessions"] == 1

@@ -90,9 +90,18 @@ def test_questions_do_not_leak_values_and_cover_every_state(full) -> None:
             assert as_of[it.id] == len(it.values)
 
 
-def test_stream_is_in_time_order_and_histories_interleave(full) -> None:
-    times = [s.at for s in full.stream]
+def test_stream_is_in_time_order_but_for_late_arrivals_at_the_end(full) -> None:
+    n_late = sum(s.late for s in full.stream)
+    assert n_late >= 20 and all(s.late for s in full.stream[-n_late:])
+    on_time = full.stream[:-n_late]
+    assert not any(s.late for s in on_time)
+    times = [s.at for s in on_time]
     assert times == sorted(times)
+    items = full.by_id()
+    for s in full.stream[-n_late:]:  # said before a newer state of its item, ingested after it
+        it = items[s.item]
+        assert it.late and s.state < len(it.values) - 1
+        assert sum(st.state == s.state for st in it.statements) == 1
     first_items = [s.item for s in full.stream[:40]]
     assert len(set(first_items)) > 20
 

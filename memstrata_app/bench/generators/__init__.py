@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 from datetime import timedelta
 
 from .calibration import generate_pairs
@@ -22,7 +23,7 @@ def questions(items: list[Item]) -> list[Question]:
     out = []
     for it in items:
         base = dict(item=it.id, family=it.family, category=it.category, query=it.query,
-                    subject=it.subject)
+                    subject=it.subject, late=it.late)
         if it.family == "multi_valued":
             out.append(Question(kind="multi", expected=tuple(it.current),
                                 wrong=tuple(it.removed), **base))
@@ -40,6 +41,28 @@ def questions(items: list[Item]) -> list[Question]:
     return out
 
 
+def _late_arrivals(rng: random.Random, items: list[Item], stream: list[Statement],
+                   percent: int) -> list[Statement]:
+    """Move one older, said-once state of `percent`% of evolving items to the end of the
+    ingestion order, keeping its statement time: the store must file it as history."""
+    moved: list[Statement] = []
+    for it in items:
+        if it.family not in EVOLVING or rng.randrange(100) >= percent:
+            continue
+        once = [k for k in range(len(it.values) - 1)
+                if sum(st.state == k for st in it.statements) == 1]
+        if not once:
+            continue
+        k = rng.choice(once)
+        old = next(st for st in it.statements if st.state == k)
+        new = replace(old, late=True)
+        it.statements[it.statements.index(old)] = new
+        it.late = True
+        stream.remove(old)
+        moved.append(new)
+    return stream + moved
+
+
 def build(seed: int = 7, quick: bool = False, scale: dict[str, int] | None = None) -> Dataset:
     """Generate the whole benchmark for `seed`; `quick` (or `scale`) makes it smaller."""
     size = dict(QUICK if quick else FULL, **(scale or {}))
@@ -50,5 +73,6 @@ def build(seed: int = 7, quick: bool = False, scale: dict[str, int] | None = Non
     items += generate_near(rng, size["near_pairs"], clock, names)
     items += generate_multi(rng, size["multi"], clock, names)
     stream = sorted((st for it in items for st in it.statements), key=lambda s: (s.at, s.item))
+    stream = _late_arrivals(rng, items, stream, size.get("late_share", 15))
     pairs = generate_pairs(rng, [it for it in items if it.family in EVOLVING])
     return Dataset(seed, quick, items, stream, questions(items), pairs)

@@ -20,6 +20,7 @@ class Statement:
     state: int
     value: str
     removal: bool = False
+    late: bool = False  # ingested after newer statements of its item (an old log imported late)
 
 
 @dataclass(slots=True)
@@ -36,6 +37,7 @@ class Item:
     statements: list[Statement] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)  # multi: members explicitly removed
     sibling: str | None = None  # near-duplicate: the other item of the pair
+    late: bool = False  # one older state reaches the store after the newer ones
 
     @property
     def current(self) -> list[str]:
@@ -66,6 +68,7 @@ class Question:
     expected: tuple[str, ...]
     wrong: tuple[str, ...]
     as_of: datetime | None = None
+    late: bool = False  # the item's history arrived out of order
 
 
 @dataclass(frozen=True, slots=True)
