@@ -14,6 +14,7 @@ from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
 from ..engine import EngineError
+from .memory import warm_up_in_background
 
 log = logging.getLogger(__name__)
 
@@ -102,20 +103,5 @@ def build_server(engine: Any) -> MCPServer:
 
 def run_stdio(engine: Any) -> None:
     """Serve the tools over stdin/stdout until the client closes the pipe."""
+    warm_up_in_background(engine)
     build_server(engine).run("stdio")
-
-
-def main() -> None:
-    """Open the user's ledger (MEMSTRATA_HOME honoured) and serve MCP over stdio."""
-    from .. import paths
-    from ..engine import MemoryEngine
-    from ..settings import Settings
-
-    settings = Settings.load()
-    with MemoryEngine.open(paths.db_path(), embedder=settings.get("embedder"),
-                           quarantine_threshold=settings.get("quarantine_threshold")) as engine:
-        run_stdio(engine)
-
-
-if __name__ == "__main__":
-    main()

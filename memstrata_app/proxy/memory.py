@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -71,3 +72,14 @@ class MemoryService:
         metrics.record("endpoint.retrieve", (time.perf_counter() - t1) * 1000)
         block = format_block(hits)
         return Recall(block, "injected" if block else "empty", len(hits))
+
+
+def warm_up_in_background(engine: Any) -> None:
+    """Load the embedder while the client connects, so the first call does not wait for it."""
+    def warm() -> None:
+        try:
+            engine.warm_up()
+        except Exception as e:  # the first real call will report it properly
+            log.warning("embedder warm-up failed: %s", e)
+
+    threading.Thread(target=warm, name="memstrata-warm-up", daemon=True).start()

@@ -14,6 +14,7 @@ import uvicorn
 from starlette.types import ASGIApp
 
 from .app import create_app
+from .memory import warm_up_in_background
 
 log = logging.getLogger(__name__)
 
@@ -106,6 +107,7 @@ class EndpointServer:
     def start(self) -> None:
         """Listen, then return; raises EndpointError when the port is busy."""
         self._thread.start()
+        warm_up_in_background(self.engine)
         log.info("endpoint listening on %s, upstream %s", self.url, self.upstream_url)
 
     def stop(self) -> None:
@@ -149,4 +151,5 @@ def serve_forever(engine: Any, settings: Any, host: str = "127.0.0.1",
              app.state.upstream.base_url, "on" if app.state.memory.enabled else "off")
     config = uvicorn.Config(app, log_level="info", access_log=False, lifespan="on",
                             timeout_keep_alive=30, timeout_graceful_shutdown=3)
+    warm_up_in_background(engine)
     uvicorn.Server(config).run(sockets=[sock])

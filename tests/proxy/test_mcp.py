@@ -60,12 +60,12 @@ def test_tools_in_process(engine: Any) -> None:
 
 
 @pytest.mark.slow
-def test_run_stdio_over_a_real_pipe(memstrata_home: Path) -> None:
+def test_memstrata_mcp_over_a_real_pipe(memstrata_home: Path) -> None:
     env = {"MEMSTRATA_HOME": str(memstrata_home), "HF_HUB_OFFLINE": "1",
            "TOKENIZERS_PARALLELISM": "false",
            "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
     params = StdioServerParameters(command=sys.executable,
-                                   args=["-m", "memstrata_app.proxy.mcp_server"], env=env,
+                                   args=["-m", "memstrata_app", "mcp"], env=env,
                                    cwd=os.getcwd())
 
     async def go() -> None:
