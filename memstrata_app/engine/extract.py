@@ -44,6 +44,7 @@ from .vocabulary import (
     ADVERB_RE,
     ADVERB_WORDS,
     ATTRIBUTE_WORDS,
+    COMPOUND_ATTRIBUTES,
     CONTRACTIONS,
     DEFAULT_VOCABULARY,
     DOES_NOT_RE,
@@ -216,10 +217,33 @@ _KIND_TAIL = re.compile(
 )
 
 
+_KIND_TAIL_ANY = re.compile(r"\s+(?:function|method|helper|component)$", _I)
+
+
+def _h_signature(m: re.Match[str]) -> list[_Triple] | None:
+    subj = clean_subject(m.group("k"))
+    raw = strip_wrapping(m.group("v"))
+    sig = re.sub(r"^(?:def|fn|func|function|async\s+def)\s+", "", raw, flags=_I).rstrip(":")
+    if not subj or "(" not in sig or len(sig) > 200:
+        return None
+    return [(subj, "signature", sig, 0.85, "rule:signature")]
+
+
+def _h_takes_param(m: re.Match[str]) -> list[_Triple] | None:
+    subj = clean_subject(m.group("s"))
+    attr = normalize_entity(m.group("a"))
+    rel = COMPOUND_ATTRIBUTES.get(attr) or ATTRIBUTE_WORDS.get(attr) or normalize_relation(attr)
+    obj = strip_wrapping(m.group("v"))
+    if not subj or not obj or len(attr.split()) > 3 or attr in PRONOUNS:
+        return None
+    return [(subj, rel, obj, 0.85, "rule:parameter")]
+
+
 def _h_rename(m: re.Match[str]) -> list[_Triple] | None:
-    old = m.group("k") or m.group("k2")
-    new = m.group("v") or m.group("v2")
-    old = clean_subject(_KIND_TAIL.sub("", _KIND_WORD.sub("", old.strip())))
+    g = m.groupdict()
+    old = g.get("k") or g.get("k2") or ""
+    new = g.get("v") or g.get("v2") or ""
+    old = clean_subject(_KIND_TAIL_ANY.sub("", _KIND_TAIL.sub("", _KIND_WORD.sub("", old.strip()))))
     new = clean_object(_KIND_TAIL.sub("", _KIND_WORD.sub("", new.strip())), 4)
     if not old or not new or value_kind(new) == "prose":
         return None
@@ -560,6 +584,8 @@ def _h_copula(m: re.Match[str]) -> list[_Triple] | None:
         conf = 0.85 if (config or known) else 0.75
     elif config:
         conf = 0.75
+    elif known and rel != "value":
+        conf = 0.7
     elif known or obj[:1].isupper():
         conf = 0.5
     else:
@@ -572,6 +598,9 @@ def _h_copula(m: re.Match[str]) -> list[_Triple] | None:
 _HANDLERS: tuple[tuple[str, object, bool], ...] = (
     # (rule, handler, applies under a removal marker)
     ("rename", _h_rename, False),
+    ("implemented_by", _h_rename, False),
+    ("declared_as", _h_signature, True),
+    ("takes_param", _h_takes_param, True),
     ("stop_using", _h_removal("uses"), False),
     ("drop_dependency", _h_removal("depends_on"), False),
     ("drop_support", _h_removal("supports"), False),

@@ -82,6 +82,10 @@ RELATION_SYNONYMS: dict[str, str] = {
     "contains": "contains", "includes": "contains", "imports": "imports",
     "calls": "calls", "exposes": "exposes", "connects to": "connects_to",
     "talks to": "connects_to", "reads from": "reads_from", "writes to": "writes_to",
+    # authentication
+    "auth": "auth", "authentication": "auth", "authentication scheme": "auth",
+    "auth scheme": "auth", "authentication method": "auth", "auth method": "auth",
+    "authentication mechanism": "auth", "auth mechanism": "auth", "authorization scheme": "auth",
     # names and locations
     "name": "name", "renamed to": "name", "now called": "name", "called": "name",
     "named": "name", "known as": "name", "is now called": "name", "new name": "name",
@@ -255,6 +259,20 @@ RULES: dict[str, re.Pattern[str]] = {
         r"|^(?P<k2>.+?)\s+(?:(?:was|were|is|are|has\s+been|have\s+been|got|gets)\s+)?"
         r"(?:renamed\s+(?:to|as)|(?:now\s+)?(?:called|named|known\s+as))\s+(?P<v2>.+)$"
     ),
+    "implemented_by": _c(
+        r"^(?P<k>.+?)\s+(?:is|are|was|were)\s+(?:now\s+)?(?:implemented|handled|provided|done)\s+"
+        r"(?:by|in)\s+(?:the\s+)?(?:function\s+|method\s+|class\s+)?(?P<v>`[^`]+`|[\w.]*[_.][\w.]+|"
+        r"[a-z]+[A-Z]\w*)(?:\s+(?:function|method|class))?$"
+    ),
+    "declared_as": _c(
+        r"^(?P<k>.+?)\s+(?:is|are|was|were)\s+(?:now\s+)?(?:declared|defined)\s+as\s+(?P<v>.+)$"
+    ),
+    "takes_param": _c(
+        r"^(?P<s>.+?)\s+(?:takes|accepts|reads|expects|gets|receives)\s+(?:the\s+|its\s+)?"
+        r"(?P<a>[\w\s\-]+?)\s+(?:in|via|from|through|as)\s+(?:the\s+|a\s+)?"
+        r"(?P<v>[`'\"]?[\w\-.\[\]]+[`'\"]?)\s+(?:query\s+)?(?:parameter|param|field|argument|"
+        r"arg|header|key|option|flag)$"
+    ),
     "stop_using": _c(r"^(?:(?P<s>.+?)\s+)?(?:stopped|stop|quit|ceased)\s+using\s+(?P<o>.+)$"),
     "drop_dependency": _c(
         r"^(?:(?P<s>.+?)\s+)?(?:dropped|removed|deleted|eliminated|ripped\s+out|got\s+rid\s+of)"
@@ -413,6 +431,9 @@ RULES: dict[str, re.Pattern[str]] = {
 # Cheap pre-checks: a rule's regex runs only if the lowercased sentence holds one of these.
 TRIGGERS: dict[str, tuple[str, ...]] = {
     "rename": ("renam", "called", "named", "known as"),
+    "implemented_by": ("implemented", "handled", "provided", "done"),
+    "declared_as": ("declared", "defined"),
+    "takes_param": ("param", "field", "argument", "arg", "header", "key", "option", "flag"),
     "stop_using": ("using",),
     "drop_dependency": ("dep",),
     "drop_support": ("support",),

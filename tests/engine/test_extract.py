@@ -256,6 +256,51 @@ def test_restatements_share_a_key(group: list[str]) -> None:
     assert len(keys) == 1, keys
 
 
+PARAPHRASES = [
+    ["The signature of `parse_session` is `parse_session(session_id, cache)`.",
+     "`parse_session` is declared as `def parse_session(session_id, cache)`."],
+    ["The upload parser function is called `read_upload`.",
+     "The upload parser is implemented by `read_upload`."],
+    ["Set BILLING_POOL_SIZE to 20.", "BILLING_POOL_SIZE=20", "BILLING_POOL_SIZE is set to 20."],
+    ["Set AUTH_MAX_RETRIES to 5.", "AUTH_MAX_RETRIES=5", "AUTH_MAX_RETRIES is set to 5."],
+    ["Bumped sentry-sdk to 1.40.0.", "We pin sentry-sdk to version 1.40.0.",
+     "The project uses sentry-sdk 1.40.0.", "sentry-sdk is pinned at 1.40.0.",
+     "sentry-sdk==1.40.0"],
+    ["The schedule search endpoint takes the page size in the `max_results` parameter.",
+     "The page size parameter of the schedule search endpoint is `max_results`."],
+    ["The feature-flag API authenticates clients with HMAC signatures.",
+     "Clients of the feature-flag API authenticate with HMAC signatures.",
+     "The authentication scheme of the feature-flag API is HMAC signatures."],
+    ["The coupon export endpoint accepts at most 600 requests per minute.",
+     "The rate limit of the coupon export endpoint is 600 requests per minute."],
+    ["The feature-flag service runs on port 8080.",
+     "The feature-flag service listens on port 8080.", "feature_flag service port: 8080",
+     "The port of the feature-flag service is 8080."],
+    ["The feature-flag service timeout is 30 seconds.",
+     "The request timeout of the feature-flag service is 30 seconds.",
+     "The feature-flag service's timeout is 30s."],
+    ["The feature-flag service log level is DEBUG.",
+     "The feature-flag service logs at level DEBUG."],
+    ["The user listing endpoint is `/api/v1/users`.",
+     "The user listing endpoint is served at `/api/v1/users`."],
+    ["`fetch_user` is defined in `core/utils/users.py`.",
+     "The function `fetch_user` lives in `core/utils/users.py`."],
+    ["The billing service is written in Go.", "We wrote the billing service in Go."],
+    ["The platform team maintains the billing service.",
+     "The billing service is owned by the platform team.",
+     "The owner of the billing service is the platform team."],
+]
+
+
+@pytest.mark.parametrize("group", PARAPHRASES)
+def test_paraphrases_give_the_same_triple(group: list[str]) -> None:
+    got = {tuple(triples(s)) for s in group}
+    assert len(got) == 1, got
+    assert len(next(iter(got))) == 1
+    for s in group:
+        assert all(e.confidence >= 0.6 for e in extract(s, AT)), s
+
+
 def test_near_duplicate_keys_stay_distinct() -> None:
     a = triples("the auth service port is 8080")
     b = triples("the billing service port is 8080")
