@@ -38,8 +38,9 @@ def write_path(data: Dataset, stream: list[Statement], results: list[Any]) -> di
         p["actions"].update(names or {"none"})
         for a in acts:
             owner.setdefault(int(a.assertion_id), st)
-        if st.late and not names & {"prose", "quarantined", "duplicate"}:
-            late.append("history" in names)
+        if st.late:
+            if not names & {"prose", "quarantined", "duplicate"}:
+                late.append("history" in names)
         elif (it.family in EVOLVING and st.state > 0 and (st.item, st.state) not in seen_state
               and not any(o.late and o.state == 0 == st.state - 1 for o in it.statements)):
             changes.setdefault(cat, []).append("superseded" in names)
@@ -50,7 +51,8 @@ def write_path(data: Dataset, stream: list[Statement], results: list[Any]) -> di
                 old = owner.get(int(rid))
                 if old is None:
                     continue
-                if (old.item != st.item or st.late or it.family in ("static", "near_duplicate")
+                if (old.item != st.item or (st.late and old.state > st.state)
+                        or it.family in ("static", "near_duplicate")
                         or (it.family == "multi_valued" and not st.removal)
                         or (st.removal and old.value != st.value)):
                     victim = items[old.item]

@@ -68,3 +68,7 @@ def test_out_of_order_statements_must_be_filed_as_history() -> None:
     bad = write_path(data, stream, [_res(Action.NOVEL, 1), _res(Action.SUPERSEDED, 3, (1,)),
                                     _res(Action.SUPERSEDED, 2, (3,))])
     assert bad["late_filed_as_history"] == 0.0 and bad["false_supersessions"] == 1
+    # closing the older neighbour's interval when the late state is slotted in is right
+    ok = write_path(data, stream, [_res(Action.NOVEL, 1), _res(Action.SUPERSEDED, 3, (1,)),
+                                   _res(Action.HISTORY, 2, (1,))])
+    assert ok["false_supersessions"] == 0 and ok["late_filed_as_history"] == 1.0
