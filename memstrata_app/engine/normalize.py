@@ -38,21 +38,21 @@ _UNIT_CANON = {
 
 def strip_wrapping(s: str) -> str:
     """Strip whitespace, trailing punctuation, and surrounding quotes/backticks/brackets."""
-    prev = None
     s = s.strip()
-    while s != prev:
-        prev = s
-        s = _TRAIL_PUNCT.sub("", s).strip()
-        if len(s) >= 2 and (
-            (s[0] in _QUOTES and s[-1] == s[0])
-            or (s[0] in "“‘" and s[-1] in "”’")
-            or _PAIRS.get(s[0]) == s[-1]
+    while s:
+        c0, c1 = s[0], s[-1]
+        if c1 in ".,;:!?":
+            s = s.rstrip(".,;:!? \t\n")
+        elif len(s) >= 2 and (
+            (c0 in _QUOTES and c1 == c0) or (c0 in "“‘" and c1 in "”’") or _PAIRS.get(c0) == c1
         ):
             s = s[1:-1].strip()
-        elif s and s[0] in _QUOTES and s.count(s[0]) == 1:
+        elif c0 in _QUOTES and s.count(c0) == 1:
             s = s[1:].strip()
-        elif s and s[-1] in _QUOTES and s.count(s[-1]) == 1:
+        elif c1 in _QUOTES and s.count(c1) == 1:
             s = s[:-1].strip()
+        else:
+            break
     return s
 
 
