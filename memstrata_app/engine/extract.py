@@ -60,6 +60,7 @@ from .vocabulary import (
     NEGATION_RE,
     NO_LONGER_RE,
     QUESTION_START_RE,
+    REPORTED_RE,
     RULES,
     TRIGGERS,
     VERSION_PATTERN,
@@ -721,6 +722,9 @@ def extract(sentence: str, at: datetime | None = None) -> list[Extraction]:
         got = _h_kv(kv)
         if got:
             return _build(got, sentence, False, None, 1.0)
+    reported = REPORTED_RE.match(w)
+    if reported:
+        w = w[reported.end():]
     label = _LABEL.match(w)
     if label:
         if label.group(1).lower() in ("todo", "question", "q", "idea", "proposal", "fixme"):
@@ -774,6 +778,8 @@ def extract(sentence: str, at: datetime | None = None) -> list[Extraction]:
             got = [t for p in parts for t in _run_rules(p, False)]
     if not got:
         return []
+    if reported:
+        got = [(s, r, o, min(c, 0.7), m) for s, r, o, c, m in got]
     return _build(got, sentence, removal or removal_rule, effective, neg_scale, env)
 
 

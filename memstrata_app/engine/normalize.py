@@ -328,6 +328,13 @@ _KIND_IDENT = re.compile(
 )
 
 
+# "logs show the port", "docs the port": a determiner inside a subject marks a clause.
+_INNER_DETERMINER = re.compile(
+    r"\b(?!(?:of|for|in|on|to|at|from|with|by|and|or|via|under|over|per)\b)[A-Za-z]+\s+"
+    r"(?:the|a|an)\s", _I
+)
+
+
 def clean_subject(s: str | None, project: bool = False) -> str | None:
     if s is None:
         return "project" if project else None
@@ -340,6 +347,8 @@ def clean_subject(s: str | None, project: bool = False) -> str | None:
     if not s or low in PRONOUNS or len(s.split()) > 7 or any(c in s for c in ",;()"):
         return None
     if _PROSE_WORDS.search(s) and not CONFIG_KEY_RE.match(s):
+        return None
+    if _INNER_DETERMINER.search(s):
         return None
     return s
 

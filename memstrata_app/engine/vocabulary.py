@@ -186,6 +186,15 @@ ADVERB_WORDS = frozenset((
 ))
 EFFECTIVE_WORDS = frozenset(("from", "starting", "beginning", "as", "effective", "since", "on"))
 WORD_RE = re.compile(r"[a-z']+")
+# "Bob said (that) ...", "according to the docs, ...": reported facts, taken at most at 0.7.
+REPORTED_RE = re.compile(
+    r"^(?:according\s+to\s+(?:the\s+)?[\w\-. ]{1,40}?,?\s+"
+    r"|(?:(?!(?:we|i|they|you|he|she|it)\b)[A-Z][\w\-]*|the\s+(?:logs?|docs?|documentation|readme|dashboard|config|spec|ticket)|"
+    r"(?:our\s+|the\s+)?(?:team|ops|devops|sre|support))\s+(?:said|says|mentioned|confirmed|"
+    r"told\s+(?:me|us)|wrote|reported|shows?|showed|states?|stated|notes?|noted)\s+(?:that\s+)?)"
+    r"(?=\S)",
+    _I,
+)
 WILL_RE = re.compile(r"\b(?:will|'ll)\b", _I)
 QUESTION_START_RE = re.compile(
     r"^(?:what|how|why|which|where|who|whom|whose|when|is|are|was|were|do|does|did|can|"

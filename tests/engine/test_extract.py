@@ -780,6 +780,29 @@ def test_more_non_facts(sentence: str) -> None:
     assert extract(sentence, AT) == []
 
 
+@pytest.mark.parametrize(
+    "sentence",
+    ["Bob said the port is 8080", "According to the docs, the port is 8080",
+     "The logs show the port is 8080", "Alice mentioned that the port is 8080"],
+)
+def test_reported_facts_are_capped(sentence: str) -> None:
+    e = one(sentence)
+    assert triples(sentence) == [("port", "value", "8080")]
+    assert e.confidence <= 0.7
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    ["The test expects 8080 but gets 9090", "My question is about the port",
+     "The idea is to cache results", "Here's the updated config:", "Line 42 is wrong",
+     "The API should return 404", "Users can set the timeout to 30", "We can't use Redis here",
+     "I changed it to 30", "It was set to 30", "Great, that fixed it.",
+     "The endpoint returns a 404 when the user is missing", "The build takes 5 minutes"],
+)
+def test_chat_noise_gives_nothing(sentence: str) -> None:
+    assert extract(sentence, AT) == []
+
+
 def test_naive_at_is_taken_as_utc() -> None:
     e = one("from 1 March the limit is 500", datetime(2030, 5, 1, 12, 0))
     assert e.effective_from == datetime(2030, 3, 1, tzinfo=UTC)
