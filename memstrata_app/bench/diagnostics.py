@@ -6,6 +6,7 @@ from collections import Counter
 from typing import Any
 
 from .generators import EVOLVING, Dataset, Statement
+from .generators.heldout import HELD_OUT
 
 
 def _action(a: Any) -> str:
@@ -58,7 +59,9 @@ def write_path(data: Dataset, stream: list[Statement], results: list[Any]) -> di
                     victim = items[old.item]
                     false.append({"category": f"{victim.family}/{victim.category}",
                                   "by_category": cat, "retired": old.text, "by": st.text})
-    phrasings = [{"category": c, "template": t, "statements": p["statements"],
+    held = {t for tpls in HELD_OUT.values() for t in tpls}
+    phrasings = [{"category": c, "template": t, "held_out": t in held,
+                  "statements": p["statements"],
                   "actions": dict(sorted(p["actions"].items())),
                   "retired_on_change": _rate(p["changes"])}
                  for (c, t), p in sorted(phr.items())]

@@ -61,16 +61,23 @@ def summarize(scores: Sequence[Score]) -> dict[str, float | int | None]:
         "multi_member_recall": (round(float(np.mean([len(s.found) / len(s.question.expected)
                                                       for s in multi])), 4) if multi else None),
         "multi_removed_present": rate([bool(s.stale) for s in multi if s.question.wrong]),
+        "held_out_stale_present": rate([bool(s.stale) for s in cur
+                                        if s.question.split == "held_out"]),
+        "held_out_as_of_accuracy": rate([s.clean for s in asof if s.question.split == "held_out"]),
         "late_stale_present": rate([bool(s.stale) for s in cur if s.question.late]),
         "late_as_of_accuracy": rate([s.clean for s in asof if s.question.late]),
         "questions": len(scores),
     }
 
 
-def by_category(scores: Sequence[Score]) -> dict[str, dict[str, float | int | None]]:
-    """Per item category (port, rename, version, ...): the same figures, where they apply."""
+def by_category(scores: Sequence[Score], split: str | None = None
+                ) -> dict[str, dict[str, float | int | None]]:
+    """Per item category (port, rename, version, ...): the same figures, where they apply;
+    `split` keeps only the questions of one phrasing split."""
     cats: dict[str, list[Score]] = {}
     for s in scores:
+        if split and s.question.split != split:
+            continue
         cats.setdefault(f"{s.question.family}/{s.question.category}", []).append(s)
     out = {}
     for name, ss in sorted(cats.items()):

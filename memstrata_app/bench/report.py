@@ -20,6 +20,8 @@ ROWS = [  # (key, label, kind) kind: rate | ms | int
     ("near_duplicate_recall", "near-duplicate recall@k", "rate"),
     ("multi_member_recall", "multi-valued member recall", "rate"),
     ("multi_removed_present", "removed member in top-k", "rate"),
+    ("held_out_stale_present", "held-out phrasings: stale in top-k", "rate"),
+    ("held_out_as_of_accuracy", "held-out phrasings: as-of accuracy", "rate"),
     ("late_stale_present", "out-of-order history: stale in top-k", "rate"),
     ("late_as_of_accuracy", "out-of-order history: as-of accuracy", "rate"),
     ("false_supersessions", "false supersessions", "int"),
@@ -83,6 +85,7 @@ def _phrasings(report: dict[str, Any]) -> str:
     for p in report["engine"]["phrasings"]:
         acts = ", ".join(f"{k} {v}" for k, v in p["actions"].items())
         tpl = p["template"].replace("`", "").replace("|", "/")
+        tpl += " (held out)" if p.get("held_out") else ""
         rows.append([p["category"], f"`{tpl}`", str(p["statements"]), acts,
                      _fmt(p["retired_on_change"], "rate")])
     return _md(rows)

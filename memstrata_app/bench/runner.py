@@ -72,7 +72,7 @@ def run(seed: int = 7, quick: bool = False, k: int = 5, embedder: Any = None,
     cal = calibration(data, emb)
     systems: list[System] = [VectorRag(emb), RecencyRag(emb), Memstrata(emb)]
     contexts: dict[str, list[list[str]]] = {}
-    report: dict[str, Any] = {"systems": {}, "by_category": {}}
+    report: dict[str, Any] = {"systems": {}, "by_category": {}, "by_category_held_out": {}}
     try:
         for s in systems:
             log(f"loading {s.name} ...")
@@ -86,6 +86,7 @@ def run(seed: int = 7, quick: bool = False, k: int = 5, embedder: Any = None,
             scores = [metrics.score(q, c) for q, c in zip(data.questions, ctx, strict=True)]
             report["systems"][s.name] = metrics.summarize(scores)
             report["by_category"][s.name] = metrics.by_category(scores)
+            report["by_category_held_out"][s.name] = metrics.by_category(scores, "held_out")
             if s.name == "memstrata":
                 report["misses"] = _misses(scores, ctx)
         log("timing retrieve ...")

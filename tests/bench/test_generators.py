@@ -117,3 +117,20 @@ def test_near_duplicate_pairs_differ_only_in_subject(full) -> None:
 def test_calibration_pairs_are_labelled_both_ways(full) -> None:
     labels = [p.label for p in full.pairs]
     assert labels.count("duplicate") == labels.count("contradiction") >= 100
+
+
+def test_every_evolving_category_has_held_out_items_with_unseen_phrasings(full) -> None:
+    import random
+
+    from memstrata_app.bench.generators.evolving import Names, categories
+    from memstrata_app.bench.generators.heldout import HELD_OUT
+
+    dev = {c.name: set(c.templates) for c in categories(Names(random.Random(0)))}
+    assert set(HELD_OUT) == set(dev)
+    for name, tpls in HELD_OUT.items():
+        assert not set(tpls) & dev[name]
+    split = {(it.category, it.split) for it in full.items if it.family in EVOLVING}
+    assert all((name, "held_out") in split and (name, "dev") in split for name in dev)
+    for it in full.items:
+        if it.split == "held_out":
+            assert it.template in HELD_OUT[it.category]

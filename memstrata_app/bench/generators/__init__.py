@@ -23,7 +23,7 @@ def questions(items: list[Item]) -> list[Question]:
     out = []
     for it in items:
         base = dict(item=it.id, family=it.family, category=it.category, query=it.query,
-                    subject=it.subject, late=it.late)
+                    subject=it.subject, late=it.late, split=it.split)
         if it.family == "multi_valued":
             out.append(Question(kind="multi", expected=tuple(it.current),
                                 wrong=tuple(it.removed), **base))

@@ -6,11 +6,13 @@ import random
 
 from .common import CalibrationPair, Item
 from .evolving import categories
+from .heldout import HELD_OUT
 from .static import STATIC
 
 
 def _templates() -> dict[str, tuple[str, ...]]:
-    tpls = {c.name: c.templates for c in categories(None)}  # type: ignore[arg-type]
+    tpls = {c.name: c.templates + HELD_OUT[c.name]
+            for c in categories(None)}  # type: ignore[arg-type]
     tpls.update({name: t for name, t, _, _ in STATIC})
     return {k: v for k, v in tpls.items() if len(v) > 1}
 

@@ -38,6 +38,7 @@ class Item:
     removed: list[str] = field(default_factory=list)  # multi: members explicitly removed
     sibling: str | None = None  # near-duplicate: the other item of the pair
     late: bool = False  # one older state reaches the store after the newer ones
+    split: str = "dev"  # "held_out" when phrased with a held-out template (heldout.py)
 
     @property
     def current(self) -> list[str]:
@@ -69,6 +70,7 @@ class Question:
     wrong: tuple[str, ...]
     as_of: datetime | None = None
     late: bool = False  # the item's history arrived out of order
+    split: str = "dev"  # phrasing split of the item's statements
 
 
 @dataclass(frozen=True, slots=True)

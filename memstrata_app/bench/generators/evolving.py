@@ -9,6 +9,7 @@ from datetime import timedelta
 
 from . import vocab
 from .common import Clock, Item, Statement
+from .heldout import HELD_OUT, HELD_OUT_SHARE
 
 # A category: its family, statement templates ({s} subject, {v} value), question templates,
 # and a function giving (subject, n distinct values) for one item.
@@ -204,10 +205,11 @@ def generate(rng: random.Random, per_family: int, clock: Clock, names: Names) ->
             cat = fam[i % len(fam)]
             n = rng.randint(2, 5)
             subject, values = cat.make(rng, n)
-            tpl = rng.choice(cat.templates)
+            split = "held_out" if rng.random() < HELD_OUT_SHARE else "dev"
+            tpl = rng.choice(HELD_OUT[cat.name] if split == "held_out" else cat.templates)
             item = Item(id=f"{family}-{i:03d}", family=family, category=cat.name, subject=subject,
                         query=rng.choice(cat.questions).format(s=subject), template=tpl,
-                        values=values)
+                        values=values, split=split)
             times = clock.history(n)
             for k, (v, t) in enumerate(zip(values, times, strict=True)):
                 item.statements.append(Statement(tpl.format(s=subject, v=v), t, item.id, k, v))

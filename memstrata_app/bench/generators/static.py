@@ -48,8 +48,9 @@ def generate_static(rng: random.Random, n: int, clock: Clock, names: Names) -> l
     for i in range(n):
         cat, tpls, q, pool = STATIC[i % len(STATIC)]
         subject = names.take(cat, lambda: f"{rng.choice(vocab.SERVICES)} service")
-        out.append(_one(f"static-{i:03d}", "static", cat, subject, rng.choice(tpls), q,
-                        rng.choice(pool), clock))
+        value = rng.choice([v for v in pool if v.lower() not in subject.lower()])
+        out.append(_one(f"static-{i:03d}", "static", cat, subject, rng.choice(tpls), q, value,
+                        clock))
     return out
 
 
