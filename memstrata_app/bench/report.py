@@ -91,6 +91,19 @@ def _phrasings(report: dict[str, Any]) -> str:
     return _md(rows)
 
 
+def _provenance(p: dict[str, Any]) -> str:
+    if not p.get("commit"):
+        return ""
+    out = f"\nCode: commit `{p['commit']}`"
+    if p["engine_uncommitted"]:
+        out += f" plus uncommitted engine edits ({', '.join(p['engine_uncommitted'])})"
+    since = p["extractor_commits_since_held_out"]
+    out += (f". Extractor commits since the held-out phrasings were added: {len(since)}"
+            + (f" ({'; '.join(since)}) — check none was fitted to them" if since else "")
+            + ".\n")
+    return out
+
+
 def markdown(report: dict[str, Any]) -> str:
     """The full Markdown report; every figure comes from `report`."""
     meta, cal, eng = report["meta"], report["calibration"], report["engine"]
@@ -101,6 +114,7 @@ def markdown(report: dict[str, Any]) -> str:
         f"{meta['questions']} questions; machine: {meta['machine']}, Python {meta['python']}; "
         f"run time {meta['runtime_s']} s.\n",
         "Items per family: " + ", ".join(f"{k} {v}" for k, v in meta["families"].items()) + ".\n",
+        _provenance(meta.get("provenance", {})),
         "### Context-level results\n", _md(table(report)),
         "\n### Cosine calibration (paraphrase-duplicate vs value-contradiction)\n",
         _md([["", "this run", "published"],

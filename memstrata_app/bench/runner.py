@@ -12,6 +12,7 @@ import numpy as np
 
 from . import diagnostics, metrics
 from .generators import Dataset, build
+from .provenance import provenance
 from .systems import CachedEmbedder, Memstrata, RecencyRag, System, VectorRag
 
 PUBLISHED = {"auroc": 0.59, "mean_contradiction": 0.812, "mean_duplicate": 0.800}
@@ -110,7 +111,7 @@ def run(seed: int = 7, quick: bool = False, k: int = 5, embedder: Any = None,
                  "machine": f"{_cpus()} CPU cores ({_cpu_model()}), GPU: {_accelerator()}, "
                             f"{platform.system()} {platform.machine()}",
                  "python": platform.python_version(),
-                 "families": _family_counts(data)},
+                 "families": _family_counts(data), "provenance": provenance()},
         "engine": engine, "calibration": cal,
     })
     from .verdict import failing
