@@ -331,7 +331,7 @@ _KIND_IDENT = re.compile(
 # "logs show the port", "docs the port": a determiner inside a subject marks a clause.
 _INNER_DETERMINER = re.compile(
     r"\b(?!(?:of|for|in|on|to|at|from|with|by|and|or|via|under|over|per)\b)[A-Za-z]+\s+"
-    r"(?:the|a|an)\s", _I
+    r"(?:the|a|an)(?:\s|$)", _I
 )
 
 
@@ -468,7 +468,7 @@ _DATE = (
     rf"|{_WD}|in\s+\d+\s+(?:days?|weeks?|months?))"
 )
 _EFFECTIVE = re.compile(
-    rf"(?:^|(?<=[\s,(]))(?:from|starting(?:\s+(?:on|from))?|beginning(?:\s+on)?|as\s+of|"
+    rf"(?:^|(?<=[\s,(]))(?P<trig>from|starting(?:\s+(?:on|from))?|beginning(?:\s+on)?|as\s+of|"
     rf"effective(?:\s+(?:from|on|as\s+of))?|since|on)\s+(?:{_DATE})(?![\w-])(?:\s+onwards?)?",
     _I,
 )
@@ -513,6 +513,11 @@ def _resolve_date(m: re.Match[str], at: datetime) -> datetime | None:
             return base + relativedelta(months=n)
         return base + timedelta(days=n * (7 if unit.startswith("week") else 1))
     wd = _WEEKDAYS[rel.split()[-1]]
+    trig = m.group("trig").lower()
+    if trig == "on" and " " not in rel:
+        return None  # "on Monday": past or future is not said
+    if trig == "since":
+        return base - timedelta(days=(base.weekday() - wd) % 7)
     ahead = (wd - base.weekday()) % 7
     if rel.startswith("next") and ahead == 0:
         ahead = 7
@@ -524,7 +529,8 @@ def take_effective(s: str, at: datetime) -> tuple[str, datetime | None]:
     if not m or re.match(r"\s+to\s", s[m.end():], _I):
         return s, None
     when = _resolve_date(m, at)
-    if when is None:
+    bare_on = m.group("trig").lower() == "on" and " " not in (m.group("rel") or "x y")
+    if when is None and not bare_on:
         return s, None
     rest = (s[: m.start()] + " " + s[m.end():]).strip()
     rest = re.sub(r"^[\s,:\-–—]+|[\s,:\-–—]+$", "", rest)

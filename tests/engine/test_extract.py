@@ -452,6 +452,26 @@ def test_effective_dates(sentence: str, expected: datetime, triple) -> None:
     assert got[0].effective_from.tzinfo is not None
 
 
+def test_weekday_dates_follow_the_trigger() -> None:
+    # AT is Monday 2026-06-15
+    assert one("Since Wednesday the API depends on Kafka").effective_from == datetime(
+        2026, 6, 10, tzinfo=UTC)
+    assert one("Starting Friday the API depends on Kafka").effective_from == datetime(
+        2026, 6, 19, tzinfo=UTC)
+    assert one("From next Monday the API depends on Kafka").effective_from == datetime(
+        2026, 6, 22, tzinfo=UTC)
+    assert all(e.effective_from is None for e in extract("In 2 weeks the limit is 900", AT))
+    assert one("Starting in 2 weeks the limit is 900").effective_from == datetime(
+        2026, 6, 29, tzinfo=UTC)
+
+
+def test_on_a_bare_weekday_is_not_an_effective_date() -> None:
+    e = one("On Monday we moved the API to us-east-2")
+    assert e.effective_from is None
+    assert triples("On Monday we moved the API to us-east-2") == [
+        ("api", "deployed_to", "us-east-2")]
+
+
 def test_effective_date_uses_the_timezone_and_year_of_at() -> None:
     tz = timezone(timedelta(hours=2))
     at = datetime(2031, 1, 10, 9, 0, tzinfo=tz)
