@@ -4,7 +4,8 @@ One process: an Ollama stand-in upstream (answers at once, so the difference is 
 endpoint's own cost), the endpoint in front of it over a real engine with ~1k facts and the
 local embedder, and one client sending each turn three ways in random order: direct, through
 the endpoint, and through it with `X-Memstrata-Memory: off` (the relay's own cost). Every
-turn is new text, so each proxied one pays a real ingest and a real retrieval.
+turn is new text; each proxied one pays a real ingest (half of them state a new value) and a
+real retrieval.
 """
 
 from __future__ import annotations
@@ -27,10 +28,11 @@ from ..engine.metrics import percentile
 
 log = logging.getLogger(__name__)
 
+# Half the turns only ask, half state a new value and ask about it (the write path's work).
 QUESTIONS = ["What port does the {s} service {n} use now?",
-             "Remind me of the timeout for {s} service {n}.",
-             "The {s} service {n} cache TTL is {v} now. What does that change?",
-             "Is the log level of {s} {n} still the same?"]
+             "Is the log level of the {s} service {n} still the same?",
+             "The {s} service {n} port is {v} now. Which port should the client use?",
+             "The {s} service {n} timeout is {t} seconds now. What should the retry wait be?"]
 
 
 def _client() -> httpx.Client:
@@ -52,10 +54,11 @@ def ttfb_ms(client: httpx.Client, url: str, body: dict[str, Any],
 
 
 def user_turns(n: int, services: list[str], seed: int = 7) -> list[str]:
-    """n distinct user turns about the seeded services (questions, some stating a new value)."""
+    """n user turns about the seeded services (questions, half stating a new value)."""
     r = random.Random(seed)
-    return [r.choice(QUESTIONS).format(s=r.choice(services), n=r.randrange(333),
-                                       v=r.randrange(10, 9000)) + f" (turn {i})"
+    return [QUESTIONS[i % len(QUESTIONS)].format(s=r.choice(services), n=r.randrange(333),
+                                                 v=r.randrange(1024, 65000),
+                                                 t=r.randrange(1, 120))
             for i in range(n)]
 
 
