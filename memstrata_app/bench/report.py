@@ -80,6 +80,18 @@ def _categories(report: dict[str, Any]) -> str:
     return _md(rows)
 
 
+def _held_out(report: dict[str, Any]) -> str:
+    held = report.get("by_category_held_out", {})
+    rows = [["category", "questions", "stale: naive_rag", "stale: memstrata",
+             "as-of: naive_rag", "as-of: memstrata"]]
+    for cat, m in held.get("memstrata", {}).items():
+        n = held["naive_rag"].get(cat, {})
+        rows.append([cat, str(m.get("questions", 0)),
+                     _fmt(n.get("stale_present"), "rate"), _fmt(m.get("stale_present"), "rate"),
+                     _fmt(n.get("as_of_accuracy"), "rate"), _fmt(m.get("as_of_accuracy"), "rate")])
+    return _md(rows)
+
+
 def _phrasings(report: dict[str, Any]) -> str:
     rows = [["category", "phrasing", "statements", "engine actions", "retired on change"]]
     for p in report["engine"]["phrasings"]:
@@ -137,6 +149,7 @@ def markdown(report: dict[str, Any]) -> str:
         f"for {eng['store']['statements']} statements, {eng['store']['active_rows']} retrievable "
         f"now. Ingest: {eng['ingest_s']} s.\n",
         "\n### Per category\n", _categories(report),
+        "\n### Held-out phrasings per category\n", _held_out(report),
         "\n### Engine write path per phrasing\n", _phrasings(report),
         "\n### Failing categories\n", f"Rule: {RULES}.\n",
     ]

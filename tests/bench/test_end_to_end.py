@@ -73,3 +73,10 @@ def test_cli_prints_the_table_writes_reports_and_skips_llm_cleanly(
     assert "answer level skipped: no Ollama answered" in err
     assert (tmp_path / "o" / "report.json").exists() and rep.MARK_BEGIN in doc.read_text()
     assert "memstrata bench --quick" in doc.read_text()
+
+
+def test_report_records_which_code_produced_it(result) -> None:
+    p = result[0]["meta"]["provenance"]
+    assert p.get("commit") is None or isinstance(p["extractor_commits_since_held_out"], list)
+    if p.get("commit"):
+        assert f"commit `{p['commit']}`" in rep.markdown(result[0])
