@@ -33,6 +33,8 @@ SEED: tuple[tuple[float, str], ...] = (
     (2, "Node version is 18."),
     (2, "We deploy on Fridays after the standup."),
     (3, "The web app depends on React 17."),
+    (3.5, "The web app uses jQuery."),
+    (4.5, "The billing service depends on kafka."),
     (4, "The search service uses Elasticsearch 7."),
     (5, "Rename getUser to fetchUser."),
     (9, "The api-gateway listens on port 8443."),
@@ -57,6 +59,8 @@ SEED: tuple[tuple[float, str], ...] = (
     (60, "The worker queue is RabbitMQ."),
     (62, "release train: tuesday"),
     (66, "The checkout service is not using redis."),
+    (67, "The web app is not using jQuery."),
+    (68, "The billing service does not depend on kafka."),
     (70, "The api-gateway listens on port 8443."),
     (72, "Our incident channel is #ops-alerts."),
 )
@@ -91,6 +95,35 @@ def save(widget: Any, name: str) -> None:
     path = OUT / name
     widget.grab().save(str(path), "PNG", 0)  # 0: smallest file (strongest zlib level)
     log.info("saved %s (%d KB)", path, path.stat().st_size // 1024)
+
+
+def start_endpoint(app: Any, win: Any) -> Any:
+    """Host the endpoint before the Ollama stand-in and send it a few chats (for the charts)."""
+    import json
+    import socket
+    import urllib.request
+
+    if not win.endpoint.available:
+        return None
+    from memstrata_app.proxy.standin import OllamaStandIn
+
+    upstream = OllamaStandIn(chunk_delay=0.01).start()
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    win.state.settings.set("ollama_url", upstream.url)
+    win.state.settings.set("endpoint_port", port)
+    win.endpoint.start()
+    wait(app, lambda: win.endpoint.running)
+    for q in QUERIES * 4:
+        body = {"model": "standin-chat", "stream": True,
+                "messages": [{"role": "user", "content": q}]}
+        req = urllib.request.Request(f"{win.endpoint.url}/api/chat", json.dumps(body).encode(),
+                                     {"Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=30) as resp:
+            resp.read()
+        wait(app, lambda: True)
+    return upstream
 
 
 def tray_sheet(win: Any) -> Any:
@@ -150,6 +183,7 @@ def main() -> int:
         client.call("retrieve", lambda e, q=q: e.retrieve(q, 5))
         wait(app, lambda: client.pending == 0)
         time.sleep(0.1)
+    upstream = start_endpoint(app, win)
 
     ledger = win.ledger
     row = next(r for r in range(ledger.model.rowCount())
@@ -199,6 +233,8 @@ def main() -> int:
 
     win.show_view("latency")
     wait(app, lambda: win.latency is not None and win.latency.point_count("retrieve") > 10)
+    if upstream is not None:
+        win.latency.series.setCurrentText("endpoint.total")
     win.latency.redraw()
     wait(app, lambda: True)
     save(win, "latency.png")
@@ -215,6 +251,8 @@ def main() -> int:
     dlg.reject()
 
     win.shutdown()
+    if upstream is not None:
+        upstream.stop()
     return 0
 
 

@@ -102,6 +102,8 @@ class LatencyView(QWidget):
         self.summary.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.summary.horizontalHeader().setStretchLastSection(True)
         self.summary.setColumnWidth(0, 150)
+        self.summary.verticalHeader().setDefaultSectionSize(22)
+        self.summary.setMinimumHeight(22 * (len(SERIES) + 1) + 8)
         charts = QSplitter()
         charts.addWidget(self.plot)
         charts.addWidget(self.hist)

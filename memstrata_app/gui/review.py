@@ -181,6 +181,9 @@ class ReviewView(QWidget):
                                  f"({r.text})")
         if not rows:
             self.retires.addItem("nothing (a new value, or the same as the current one)")
+        elif any(r.object == cur.object for r in rows):  # same value retired: a removal
+            self.info.setText(self.info.text() + "<br><b>Proposed removal</b>: the sentence says "
+                              "this value no longer holds; approving retracts it.")
 
     def start_edit(self) -> None:
         if self.current() is not None:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
 import sys
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -42,19 +44,41 @@ def test_tray_toggle_switches_injection(qtbot: Any, win: Any) -> None:
     assert endpoint.memory_enabled and Settings.load().get("memory_enabled") is True
 
 
-def test_tray_starts_and_stops_the_endpoint(qtbot: Any, win: Any) -> None:
+def chat(url: str, text: str) -> dict[str, Any]:
+    body = {"model": "standin-chat", "stream": False,
+            "messages": [{"role": "user", "content": text}]}
+    req = urllib.request.Request(f"{url}/api/chat", json.dumps(body).encode(),
+                                 {"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=20) as resp:
+        return dict(json.loads(resp.read()))
+
+
+def test_tray_starts_the_endpoint_which_injects_and_feeds_the_charts(qtbot: Any, win: Any
+                                                                      ) -> None:
     endpoint = win.endpoint
     if not endpoint.available:
         pytest.skip("the endpoint package is not installed")
-    win.state.settings.set("endpoint_port", free_port())
-    with qtbot.waitSignal(endpoint.state_changed, timeout=20000):
+    from memstrata_app.proxy.standin import OllamaStandIn
+
+    win.show_view("latency")
+    with OllamaStandIn() as upstream:
+        win.state.settings.set("ollama_url", upstream.url)
+        win.state.settings.set("endpoint_port", free_port())
+        with qtbot.waitSignal(endpoint.state_changed, timeout=20000):
+            win.tray.endpoint_action.trigger()
+        assert endpoint.running and win.tray.endpoint_action.isChecked()
+        assert endpoint.url in win.tray.icon.toolTip()
+        assert endpoint.url in win.endpoint_label.text()
+        with qtbot.waitSignal(win.latency.redrawn, timeout=20000):
+            reply = chat(endpoint.url, "Which port does the api-gateway listen on?")
+        assert reply["message"]["content"].endswith("[memory]")  # the block reached the model
+        assert win.latency.point_count("endpoint.total") == 1
+        win.tray.memory_action.trigger()  # off: pure pass-through
+        assert endpoint.server.memory_enabled is False
+        reply = chat(endpoint.url, "Which port does the api-gateway listen on?")
+        assert not reply["message"]["content"].endswith("[memory]")
         win.tray.endpoint_action.trigger()
-    assert endpoint.running and win.tray.endpoint_action.isChecked()
-    assert endpoint.url in win.tray.icon.toolTip()
-    win.tray.memory_action.trigger()
-    assert endpoint.server.memory_enabled is False
-    win.tray.endpoint_action.trigger()
-    assert not endpoint.running and not win.tray.endpoint_action.isChecked()
+        assert not endpoint.running and not win.tray.endpoint_action.isChecked()
 
 
 def test_closing_hides_to_tray_and_says_so_once(qtbot: Any, win: Any) -> None:
