@@ -17,7 +17,8 @@ def _parser() -> argparse.ArgumentParser:
         description="Marker-free evolving-fact benchmarks: naive_rag, recency_rag and the "
                     "engine on the same embedder and k. Subcommands: perf, ttfb.")
     p.add_argument("--quick", action="store_true", help="fewer items per family (< 2 min)")
-    p.add_argument("--out", type=Path, help="write report.json and report.md here")
+    p.add_argument("--out", type=Path,
+                   help="write report.json and report.md here (full runs default to ./bench-out)")
     p.add_argument("--write-docs", type=Path, metavar="MD",
                    help="replace the results section of this Markdown file")
     p.add_argument("--seed", type=int, default=7)
@@ -70,8 +71,9 @@ def main(argv: list[str] | None = None) -> int:
         print("failing categories: " + (", ".join(f["category"] for f in fails) or "none"))
         if "llm" in result and "table" in result["llm"]:
             print("\n" + "\n".join("  ".join(r) for r in result["llm"]["table"]))
-    if opts.out:
-        j, m = rep.write(result, opts.out)
+    out_dir = opts.out or (None if opts.quick else Path("bench-out"))
+    if out_dir:
+        j, m = rep.write(result, out_dir)
         print(f"wrote {j} and {m}", file=sys.stderr)
     if opts.write_docs:
         rep.write_docs(result, opts.write_docs, result["meta"]["command"])

@@ -80,3 +80,14 @@ def test_report_records_which_code_produced_it(result) -> None:
     assert p.get("commit") is None or isinstance(p["extractor_commits_since_held_out"], list)
     if p.get("commit"):
         assert f"commit `{p['commit']}`" in rep.markdown(result[0])
+
+
+def test_a_full_run_writes_its_reports_to_bench_out_by_default(
+        result, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import memstrata_app.bench.runner as runner
+
+    monkeypatch.setattr(runner, "run", lambda **_kw: copy.deepcopy(result))
+    monkeypatch.chdir(tmp_path)
+    assert cli.main([]) == 0
+    assert (tmp_path / "bench-out" / "report.json").exists()
+    assert (tmp_path / "bench-out" / "report.md").exists()
