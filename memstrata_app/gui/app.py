@@ -53,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
             win.quit()
 
     win.interactive.connect(on_interactive)
-    client.error.connect(lambda m: args.exit_when_ready and win.quit())
+    client.open_failed.connect(lambda _m: args.exit_when_ready and win.quit())
     if not win.tray.available:
         app.setQuitOnLastWindowClosed(True)
     app.aboutToQuit.connect(win.shutdown)

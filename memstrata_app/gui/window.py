@@ -87,6 +87,7 @@ class MainWindow(QMainWindow):
         self.client.ready.connect(self._on_ready)
         self.client.warm.connect(lambda: self.engine_label.setText("Embedder ready"))
         self.client.error.connect(self._show_error)
+        self.client.open_failed.connect(self._on_open_failed)
         self.client.changed.connect(self._on_changed)
         self.ledger.model.loaded.connect(self._mark_interactive)
         self._on_endpoint_state()
@@ -188,6 +189,19 @@ class MainWindow(QMainWindow):
             where = f"Endpoint {ep.url}" if ep.running else "Endpoint stopped"
             self.endpoint_label.setText(f"{where} · {mem}")
         self.setWindowIcon(strata_icon(ep.memory_enabled, ep.running if ep.available else None))
+
+    def _on_open_failed(self, message: str) -> None:
+        """Say what happened and what to do; the window stays up so Settings can be reached."""
+        from PySide6.QtWidgets import QMessageBox
+
+        self.engine_label.setText("Ledger not open")
+        self.statusBar().showMessage(message)
+        box = QMessageBox(QMessageBox.Icon.Critical, "MemStrata",
+                          f"{message}\n\nClose other programs using this ledger (another "
+                          "MemStrata, `memstrata serve`), or start with --db to open another "
+                          "file.", parent=self)
+        box.setObjectName("open_failed_box")
+        box.open()
 
     def _show_error(self, message: str) -> None:
         log.warning("%s", message)

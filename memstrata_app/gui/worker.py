@@ -112,6 +112,7 @@ class EngineClient(QObject):
     ready = Signal()  # the ledger is open (the embedder may still be loading)
     warm = Signal()  # the embedder is loaded
     error = Signal(str)  # a failure nobody handled, for the status bar
+    open_failed = Signal(str)  # the ledger could not be opened: what happened
     changed = Signal(object)  # Change
     busy = Signal(bool)
     _run = Signal(object)
@@ -131,8 +132,7 @@ class EngineClient(QObject):
         self._run.connect(self._worker.run)
         self._close.connect(self._worker.close)
         self._worker.opened.connect(self._on_opened)
-        self._worker.open_failed.connect(
-            lambda e: self.error.emit(f"Could not open the ledger: {e}"))
+        self._worker.open_failed.connect(self._on_open_failed)
         self._worker.done.connect(self._on_done)
         self._worker.failed.connect(self._on_failed)
         self._worker.progressed.connect(self._on_progress)
@@ -182,6 +182,10 @@ class EngineClient(QObject):
     def _on_opened(self, engine: Any) -> None:
         self.engine = engine
         self.ready.emit()
+
+    @Slot(object)
+    def _on_open_failed(self, exc: BaseException) -> None:
+        self.open_failed.emit(f"Could not open the ledger: {exc}")
 
     def _finish(self, op: Operation) -> None:
         self._live.discard(op)

@@ -128,3 +128,34 @@ def test_main_opens_the_window_and_exits_cleanly(tmp_path: Path, settings: Any) 
          "--exit-when-ready"], env=env, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "interactive (ledger on screen)" in proc.stderr
+
+
+def test_a_ledger_that_cannot_open_is_explained(qtbot: Any, settings: Any) -> None:
+    from PySide6.QtWidgets import QMessageBox
+
+    from memstrata_app.engine import StoreLocked
+    from memstrata_app.gui.state import AppState
+    from memstrata_app.gui.window import MainWindow
+    from memstrata_app.gui.worker import EngineClient
+
+    def opener() -> Any:
+        raise StoreLocked("the ledger is locked by another process")
+
+    win = MainWindow(AppState(EngineClient(opener), settings), tray_available=False)
+    qtbot.addWidget(win)
+    with qtbot.waitSignal(win.client.open_failed):
+        win.show()
+    box = win.findChild(QMessageBox, "open_failed_box")
+    assert box is not None and "locked by another process" in box.text()
+    assert win.engine_label.text() == "Ledger not open"
+    box.close()
+    win.shutdown()
+
+
+def test_the_window_module_stays_light() -> None:
+    code = ("import sys, memstrata_app.gui.window; "
+            "print(sorted(m for m in ('pyqtgraph', 'memstrata_app.proxy', 'torch', "
+            "'sentence_transformers') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=60, check=True).stdout
+    assert out.strip() == "[]"
