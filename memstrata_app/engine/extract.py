@@ -721,7 +721,7 @@ def extract(sentence: str, at: datetime | None = None) -> list[Extraction]:
     if kv and not _hedged(toks):
         got = _h_kv(kv)
         if got:
-            return _build(got, sentence, False, None, 1.0)
+            return _build([(t, False) for t in got], sentence, None)
     reported = REPORTED_RE.match(w)
     if reported:
         w = w[reported.end():]
@@ -753,44 +753,104 @@ def extract(sentence: str, at: datetime | None = None) -> list[Extraction]:
     q = _LEAD_ENV.match(w)
     if q:
         env, w = q.group("q"), w[q.end():]
-    removal, neg_scale = False, 1.0
+    low = w.lower()
+    negated = "no" in low or "n't" in low or "more" in low or "never" in low
+    got: list[tuple[_Triple, bool]] = []
+    if negated:
+        parts = [p for p in _CONTRAST.split(w) if p and len(p) >= 2]
+        if len(parts) > 1:
+            got = _contrast(parts)
+    if not got:
+        whole = _clause(w)
+        if whole is None:
+            return []
+        got = [(t, whole[1]) for t in whole[0]]
+    if not got and not negated:
+        parts = [p for p in _CLAUSES.split(w) if p and len(p) >= 3]
+        if len(parts) > 1:
+            got = [(t, False) for p in parts for t in _run_rules(p, False)]
+    if not got:
+        return []
+    if reported:
+        got = [((s, r, o, min(c, 0.7), m), rm) for (s, r, o, c, m), rm in got]
+    return _build(got, sentence, effective, env)
+
+
+def _clause(w: str) -> tuple[list[_Triple], bool] | None:
+    """Negation markers, then the rule table, for one clause: (triples, removal)."""
+    removal, bare = False, False
     low = w.lower()
     negated = "no" in low or "n't" in low or "more" in low or "never" in low
     if negated and NO_LONGER_RE.search(w):
         removal = True
         w = " ".join(NO_LONGER_RE.sub(" ", w).split())
     if negated and (DOES_NOT_RE.search(w) or IS_NOT_RE.search(w)):
-        if not removal:
-            neg_scale = 0.55
+        bare = not removal
         removal = True
         w = DOES_NOT_RE.sub(lambda m: _third_person(m.group(2)) if m.group(1).lower() == "does"
-                          else m.group(2), w)
+                            else m.group(2), w)
         w = IS_NOT_RE.sub(lambda m: m.group(1), w)
     if not w or (negated and NEGATION_RE.search(w)):
-        return []
+        return None
     got = _run_rules(w, removal)
-    removal_rule = False
+    if bare:
+        got = [(s, r, o, min(c, 0.55), m) for s, r, o, c, m in got]
     if got and not removal:
-        removal_rule = any(t[4] in _REMOVAL_METHODS for t in got)
-    if not got and not removal:
-        parts = [p for p in _CLAUSES.split(w) if p and len(p) >= 3]
-        if len(parts) > 1:
-            got = [t for p in parts for t in _run_rules(p, False)]
-    if not got:
-        return []
-    if reported:
-        got = [(s, r, o, min(c, 0.7), m) for s, r, o, c, m in got]
-    return _build(got, sentence, removal or removal_rule, effective, neg_scale, env)
+        removal = any(t[4] in _REMOVAL_METHODS for t in got)
+    return got, removal
+
+
+_CONTRAST = re.compile(
+    r",?\s+but\s+(?:now\s+)?|;\s+|,\s*(?:and\s+)?(?=(?:it|they)\s)"
+    r"|\s+and\s+(?=(?:now\s+)?(?:depends|relies|uses|runs|listens|supports|requires|is|are|"
+    r"lives|moved|calls|talks|connects)\b)",
+    _I,
+)
+_PRONOUN_START = re.compile(r"^(?:it|they)\s+", _I)
+_VERB_START = re.compile(
+    r"^(?:depends|relies|uses|runs|listens|supports|requires|is|are|lives|moved|calls|talks|"
+    r"connects|integrates)\b",
+    _I,
+)
+_ELLIPSIS_PREP = re.compile(r"^(?:(?:on|to|in|at|with|onto|into)\s+)?(?:port\s+)?", _I)
+
+
+def _contrast(parts: list[str]) -> list[tuple[_Triple, bool]]:
+    """"X no longer A but B", "X no longer A; it B": each clause on its own, sharing X."""
+    out: list[tuple[_Triple, bool]] = []
+    prev: _Triple | None = None
+    prev_removal = False
+    for i, raw in enumerate(parts):
+        p = raw.strip()
+        if i and prev is not None:
+            if _PRONOUN_START.match(p):
+                p = _PRONOUN_START.sub(prev[0] + " ", p)
+            elif _VERB_START.match(p):
+                p = f"{prev[0]} {p}"
+        res = _clause(p)
+        if res and res[0]:
+            out += [(t, res[1]) for t in res[0]]
+            prev, prev_removal = res[0][0], res[1]
+            continue
+        if i and prev is not None and prev_removal:
+            obj = clean_object(_ELLIPSIS_PREP.sub("", p), 5)
+            if obj and value_kind(obj) != "prose":
+                out.append(((prev[0], prev[1], obj, 0.75, prev[4]), False))
+                prev_removal = False
+                continue
+        if i == 0:
+            return []
+    return out
 
 
 _PORT_VALUE = re.compile(r"^(?:tcp\s+|udp\s+)?port\s+(\d{1,5})$", _I)
 
 
-def _build(got: list[_Triple], sentence: str, removal: bool, effective: datetime | None,
-           scale: float, env: str | None = None) -> list[Extraction]:
+def _build(got: list[tuple[_Triple, bool]], sentence: str, effective: datetime | None,
+           env: str | None = None) -> list[Extraction]:
     out = []
     seen = set()
-    for subj, rel, obj, conf, method in got:
+    for (subj, rel, obj, conf, method), removal in got:
         if rel in ("value", "location"):
             pm = _PORT_VALUE.match(obj)
             if pm:
@@ -802,10 +862,9 @@ def _build(got: list[_Triple], sentence: str, removal: bool, effective: datetime
             continue
         seen.add(key)
         is_removal = removal or method == "rule:replaced:removed"
-        c = min(conf, 0.55) if scale < 1.0 else conf
         out.append(Extraction(
             subject=strip_wrapping(subj), relation=rel, object=strip_wrapping(obj),
-            sentence=sentence, confidence=round(c, 2),
+            sentence=sentence, confidence=round(conf, 2),
             method=method.replace(":removed", ""), removal=is_removal,
             effective_from=effective,
         ))

@@ -225,6 +225,30 @@ def test_removals_are_flagged(sentence, expected) -> None:
     assert got and all(e.removal for e in got)
 
 
+CONTRAST = [
+    ("The API no longer uses Redis, it uses Valkey now",
+     [("api", "uses", "redis", True), ("api", "uses", "valkey", False)]),
+    ("The auth service no longer runs on port 8080 but on 9090",
+     [("auth service", "port", "8080", True), ("auth service", "port", "9090", False)]),
+    ("The API no longer depends on Redis and now depends on Kafka",
+     [("api", "depends_on", "redis", True), ("api", "depends_on", "kafka", False)]),
+    ("We no longer use Redis but Valkey",
+     [("project", "uses", "redis", True), ("project", "uses", "valkey", False)]),
+    ("The worker is no longer deployed to us-east-1 but to eu-west-1",
+     [("worker", "deployed_to", "us-east-1", True),
+      ("worker", "deployed_to", "eu-west-1", False)]),
+    ("The API no longer depends on Redis and Kafka",
+     [("api", "depends_on", "redis", True), ("api", "depends_on", "kafka", True)]),
+]
+
+
+@pytest.mark.parametrize(("sentence", "expected"), CONTRAST)
+def test_removal_and_new_value_in_one_sentence(sentence: str, expected) -> None:
+    got = [(normalize_entity(e.subject), e.relation, normalize_object(e.object), e.removal)
+           for e in extract(sentence, AT)]
+    assert got == expected
+
+
 def test_replacement_retires_old_and_adds_new() -> None:
     got = extract("We replaced Redis with Valkey", AT)
     assert [(normalize_object(e.object), e.removal) for e in got] == [
