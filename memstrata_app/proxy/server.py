@@ -15,6 +15,7 @@ from starlette.types import ASGIApp
 
 from .app import create_app
 from .memory import warm_up_in_background
+from .security import is_loopback_host
 
 log = logging.getLogger(__name__)
 
@@ -25,6 +26,9 @@ class EndpointError(RuntimeError):
 
 def bind_loopback(host: str, port: int) -> socket.socket:
     """A listening socket on host:port (0 = any free port); a clear error when the port is busy."""
+    if not is_loopback_host(host if ":" not in host else f"[{host}]"):
+        raise EndpointError(f"refusing to listen on {host!r}: the endpoint serves this machine "
+                            "only, on 127.0.0.1 (or ::1)")
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     # proto=IPPROTO_TCP so asyncio sets TCP_NODELAY on accepted connections (else Nagle adds
     # ~40 ms to every streamed chunk after the first).

@@ -12,7 +12,8 @@ Models: "standin-chat" (chat/generate, with a Modelfile SYSTEM prompt) and "stan
 answers 404 `model "x" not found, try pulling it first`. The reply echoes the last user
 text: "You said: <text>" plus " [memory]" when a <memstrata-memory> block reached the
 model. A user text containing "[[midstream-error]]" makes a stream fail after its first
-chunk with one more error frame. `chunk_delay` (seconds) spaces the streamed chunks.
+chunk with one more error frame. `chunk_delay` (seconds) spaces the streamed chunks;
+`response_delay` holds every answer back before its first byte (for timeout tests).
 """
 
 from __future__ import annotations
@@ -169,6 +170,8 @@ class _Recorder:
             parsed = None
         self.standin.requests.append(
             RecordedRequest(scope["method"], scope["path"], headers, body, parsed))
+        if self.standin.response_delay:
+            await asyncio.sleep(self.standin.response_delay)
         delivered = False
 
         async def replay() -> dict[str, Any]:
@@ -184,8 +187,9 @@ class _Recorder:
 class OllamaStandIn:
     """A local Ollama stand-in on 127.0.0.1 (random port), run in a background thread."""
 
-    def __init__(self, chunk_delay: float = 0.0, port: int = 0):
+    def __init__(self, chunk_delay: float = 0.0, port: int = 0, response_delay: float = 0.0):
         self.chunk_delay = chunk_delay
+        self.response_delay = response_delay
         self.requests: list[RecordedRequest] = []
         from .standin_routes import build_routes
 

@@ -176,6 +176,31 @@ def test_busy_port_gives_a_clear_error(engine: Any, settings, upstream: OllamaSt
         assert not server.running
 
 
+def test_slow_upstream_times_out_with_504_in_the_callers_shape(
+        engine: Any, settings, upstream: OllamaStandIn) -> None:
+    from memstrata_app.proxy.upstream import Upstream
+
+    slow = Upstream(upstream.url, timeout=httpx.Timeout(5.0, read=0.3))
+    app = create_app(engine, settings, upstream=slow, memory_enabled=False)
+    server = ServerThread(app, port=0)
+    server.start()
+    try:
+        upstream.response_delay = 1.0
+        r = httpx.post(server.url + "/v1/messages", json={**CHAT, "max_tokens": 8})
+        assert r.status_code == 504
+        assert r.json()["error"]["type"] == "api_error"
+        assert "did not answer in time" in r.json()["error"]["message"]
+        upstream.response_delay = 0
+        assert httpx.get(server.url + "/api/version").status_code == 200
+    finally:
+        server.stop()
+
+
+def test_endpoint_refuses_to_listen_beyond_loopback(engine: Any, settings) -> None:
+    with pytest.raises(EndpointError, match="refusing to listen"):
+        EndpointServer(engine, settings, host="0.0.0.0", port=0).start()
+
+
 def test_endpoint_binds_loopback_only_stops_cleanly_and_restarts(
         endpoint: EndpointServer) -> None:
     assert endpoint.url.startswith("http://127.0.0.1:") and endpoint.running
