@@ -1,11 +1,14 @@
 """Deterministic extraction: (subject, relation, object) assertions from one sentence.
 
-A table of precompiled regex rules, tried in order; the first rule that yields a clean
-assertion wins. Attribute words at the end of a key phrase become the relation
-("the auth service port" -> subject "auth service", relation "port"); see
-`vocabulary.ATTRIBUTE_WORDS`. Confidence policy: explicit patterns >= 0.8, a copula
-with a value-like object 0.75-0.85, a copula with a plain-word object 0.5, a bare
-negation ("does not use X") 0.55.
+A table of precompiled regex rules (`vocabulary.RULES`), each guarded by cheap keyword
+pre-checks, tried in order; the first rule that yields a clean assertion wins. Attribute
+words at the end of a key phrase become the relation ("the auth service port" ->
+subject "auth service", relation "port"; see `vocabulary.ATTRIBUTE_WORDS`).
+
+Confidence: explicit patterns 0.8-0.9; a copula with a value-like object 0.75-0.85, with a
+plain-word object 0.7 when the key names an owner and an attribute, else 0.5; a bare
+negation ("does not use X") 0.55; reported facts ("Bob said ...") at most 0.7.
+docs/PHRASINGS.md lists the understood phrasings.
 """
 
 from __future__ import annotations
