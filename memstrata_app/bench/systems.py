@@ -78,6 +78,8 @@ class VectorRag:
         return self.vecs @ self.emb.embed([query])[0]
 
     def retrieve(self, query: str, k: int, as_of: datetime | None = None) -> list[str]:
+        if not self.texts:
+            return []
         s = self._scores(query)
         top = np.argpartition(-s, min(k, len(s) - 1))[:k]
         return [self.texts[i] for i in top[np.argsort(-s[top])]]
