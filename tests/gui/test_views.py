@@ -249,3 +249,24 @@ def test_reindex_runs_with_progress_and_can_be_cancelled(qtbot: Any, win: Any) -
     with qtbot.waitSignal(win.client.changed, timeout=20000):
         pass
     assert win.statusBar().currentMessage().startswith(f"Re-embedded {len(FACTS)} rows")
+
+
+def test_import_file_reads_lines_and_json_lines(qtbot: Any, win: Any, tmp_path: Path) -> None:
+    from memstrata_app.gui.ingest import read_statements
+
+    txt = tmp_path / "notes.txt"
+    txt.write_text("The api-gateway listens on port 7000.\n\n  Node version is 22.  \n", "utf-8")
+    assert read_statements(txt) == [("The api-gateway listens on port 7000.", None),
+                                    ("Node version is 22.", None)]
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"text": "ok"}\nnot json\n', "utf-8")
+    with pytest.raises(ValueError, match=r"bad\.jsonl line 2"):
+        read_statements(bad)
+    good = tmp_path / "turns.jsonl"
+    at = (T0 + timedelta(days=20)).isoformat()
+    good.write_text(f'{{"text": "cache ttl = 120", "at": "{at}"}}\n', "utf-8")
+    with qtbot.waitSignal(win.ingest.import_finished) as finished:
+        win.ingest.import_file(good)
+    assert finished.args == ["done", 1]
+    win.ingest.import_file(bad)
+    assert "Could not read bad.jsonl" in win.ingest.import_status.text()
