@@ -60,9 +60,9 @@ def text_table(report: dict[str, Any]) -> str:
     return "\n".join([line(rows[0]), "  ".join("-" * x for x in w), *map(line, rows[1:])])
 
 
-def _md(rows: list[list[str]]) -> str:
+def _md(rows: list[list[str]], left: int = 1) -> str:
     head = "| " + " | ".join(rows[0]) + " |\n|" + "|".join(
-        ["---"] + ["---:"] * (len(rows[0]) - 1)) + "|\n"
+        ["---"] * left + ["---:"] * (len(rows[0]) - left)) + "|\n"
     return head + "".join("| " + " | ".join(r) + " |\n" for r in rows[1:])
 
 
@@ -77,7 +77,7 @@ def _categories(report: dict[str, Any]) -> str:
             m = report["by_category"][s].get(cat, {})
             rows.append([cat, s, *(_fmt(m.get(k), "rate") for k, _ in keys),
                          _fmt(sup.get(cat), "rate") if s == "memstrata" else ""])
-    return _md(rows)
+    return _md(rows, left=2)
 
 
 def _held_out(report: dict[str, Any]) -> str:
@@ -100,7 +100,7 @@ def _phrasings(report: dict[str, Any]) -> str:
         tpl += " (held out)" if p.get("held_out") else ""
         rows.append([p["category"], f"`{tpl}`", str(p["statements"]), acts,
                      _fmt(p["retired_on_change"], "rate")])
-    return _md(rows)
+    return _md(rows, left=2)
 
 
 def _provenance(p: dict[str, Any]) -> str:
@@ -124,11 +124,12 @@ def markdown(report: dict[str, Any]) -> str:
         f"Run: seed {meta['seed']}, k={meta['k']}, {'quick' if meta['quick'] else 'full'} mode, "
         f"embedder `{meta['embedder']}`; {meta['items']} items, {meta['statements']} statements, "
         f"{meta['questions']} questions; machine: {meta['machine']}, Python {meta['python']}; "
-        f"run time {meta['runtime_s']} s.\n",
-        "Items per family: " + ", ".join(f"{k} {v}" for k, v in meta["families"].items()) + ".\n",
+        f"run time {meta['runtime_s']} s.\n\n",
+        "Items per family: " + ", ".join(f"{k} {v}" for k, v in meta["families"].items())
+        + ".\n",
         _provenance(meta.get("provenance", {})),
-        "### Context-level results\n", _md(table(report)),
-        "\n### Cosine calibration (paraphrase-duplicate vs value-contradiction)\n",
+        "\n### Context-level results\n\n", _md(table(report)),
+        "\n### Cosine calibration (paraphrase-duplicate vs value-contradiction)\n\n",
         _md([["", "this run", "published"],
              ["pairs", str(cal["pairs"]), "–"],
              ["AUROC of cosine (contradiction = positive)", f"{cal['auroc']:.3f}",
@@ -139,7 +140,7 @@ def markdown(report: dict[str, Any]) -> str:
               f"{pub['mean_duplicate']:.3f}"],
              ["contradictions above every duplicate",
               _fmt(cal["contradictions_above_every_duplicate"], "rate"), "–"]]),
-        "\n### Engine write path\n",
+        "\n### Engine write path\n\n",
         f"Actions: {', '.join(f'{k} {v}' for k, v in eng['actions'].items())}. "
         f"Value changes that retired the old value: "
         f"{_fmt(eng['supersession_recall_all'], 'rate')}. "
@@ -148,22 +149,22 @@ def markdown(report: dict[str, Any]) -> str:
         f"False supersessions: {eng['false_supersessions']}. Store: {eng['store']['rows']} rows "
         f"for {eng['store']['statements']} statements, {eng['store']['active_rows']} retrievable "
         f"now. Ingest: {eng['ingest_s']} s.\n",
-        "\n### Per category\n", _categories(report),
-        "\n### Held-out phrasings per category\n", _held_out(report),
-        "\n### Engine write path per phrasing\n", _phrasings(report),
-        "\n### Failing categories\n", f"Rule: {RULES}.\n",
+        "\n### Per category\n\n", _categories(report),
+        "\n### Held-out phrasings per category\n\n", _held_out(report),
+        "\n### Engine write path per phrasing\n\n", _phrasings(report),
+        "\n### Failing categories\n\n", f"Rule: {RULES}.\n\n",
     ]
     if report["failing"]:
         out += [f"- `{f['category']}`: {'; '.join(f['reasons'])}\n" for f in report["failing"]]
     else:
         out.append("- none\n")
     if eng["false_supersession_examples"]:
-        out.append("\nFalse supersession examples (retired ← by):\n")
+        out.append("\nFalse supersession examples (retired ← by):\n\n")
         out += [f"- `{e['retired']}` ← `{e['by']}`\n" for e in eng["false_supersession_examples"]]
     llm = report.get("llm")
     if llm:
-        out.append("\n### Answer level\n")
-        out.append(llm["message"] + "\n" if "message" in llm else _md(llm["table"]))
+        out.append("\n### Answer level\n\n")
+        out.append(llm["message"] + "\n" if "message" in llm else _md(llm["table"], left=2))
     return "".join(out)
 
 
