@@ -3,6 +3,7 @@ held-out phrasings were added (which would void the held-out figures if fitted t
 
 from __future__ import annotations
 
+import re
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,26 @@ def _git(*args: str) -> str | None:
     return out.stdout.rstrip()
 
 
+def _words(text: str) -> set[str]:
+    return set(re.findall(r"[a-z]{4,}", text.lower()))
+
+
+def new_held_out_words(since: str) -> list[str]:
+    """Words of the held-out phrasings absent from the extractor sources at `since` and
+    present now: a hint (not proof) that a rule was written for them."""
+    from .generators.heldout import HELD_OUT
+
+    held = set().union(*(_words(t.replace("{s}", " ").replace("{v}", " "))
+                         for tpls in HELD_OUT.values() for t in tpls))
+    then: set[str] = set()
+    now: set[str] = set()
+    for f in EXTRACTOR:
+        then |= _words(_git("show", f"{since}:{f}") or "")
+        path = ROOT / f
+        now |= _words(path.read_text(encoding="utf-8")) if path.exists() else set()
+    return sorted((held & now) - then)
+
+
 def provenance() -> dict[str, Any]:
     """Commit, engine files edited but not committed, and extractor commits after heldout.py."""
     head = _git("rev-parse", "--short", "HEAD")
@@ -30,9 +51,12 @@ def provenance() -> dict[str, Any]:
     dirty = _git("status", "--porcelain", "--", "memstrata_app/engine") or ""
     added = (_git("log", "--diff-filter=A", "--format=%H", "--", HELD_OUT) or "").split()
     since: list[str] = []
+    words: list[str] = []
     if added:
         log = _git("log", "--format=%h %s", f"{added[-1]}..HEAD", "--", *EXTRACTOR) or ""
         since = [line for line in log.splitlines() if line]
+        words = new_held_out_words(added[-1])
     return {"commit": head,
             "engine_uncommitted": [line[3:] for line in dirty.splitlines() if line],
-            "extractor_commits_since_held_out": since}
+            "extractor_commits_since_held_out": since,
+            "held_out_words_new_in_extractor": words}

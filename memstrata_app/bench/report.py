@@ -112,7 +112,11 @@ def _provenance(p: dict[str, Any]) -> str:
     since = p["extractor_commits_since_held_out"]
     out += (f". Extractor commits since the held-out phrasings were added: {len(since)}"
             + (f" ({'; '.join(since)}) — check none was fitted to them" if since else "")
-            + ".\n")
+            + ".")
+    words = p.get("held_out_words_new_in_extractor") or []
+    out += (f" Words of the held-out phrasings that appeared in the extractor's sources after "
+            f"they were added: {', '.join(words)}.\n" if words else
+            " No word of the held-out phrasings appeared in the extractor's sources since.\n")
     return out
 
 

@@ -91,3 +91,11 @@ def test_a_full_run_writes_its_reports_to_bench_out_by_default(
     assert cli.main([]) == 0
     assert (tmp_path / "bench-out" / "report.json").exists()
     assert (tmp_path / "bench-out" / "report.md").exists()
+
+
+def test_held_out_words_new_in_the_extractor_are_flagged(monkeypatch: pytest.MonkeyPatch) -> None:
+    from memstrata_app.bench import provenance as prov
+
+    monkeypatch.setattr(prov, "_git", lambda *_a: "")  # as if the extractor were empty back then
+    words = prov.new_held_out_words("HEAD")
+    assert "port" in words and all(w.islower() for w in words)
