@@ -100,7 +100,9 @@ def routes(memory: MemoryService, upstream: Upstream) -> list[Route]:
     async def status(request: Request) -> Any:
         counts = await run_in_threadpool(eng.stats)
         summary = eng.metrics.summary()
+        version = await upstream.version()
         return {"memory_enabled": memory.enabled, "upstream": upstream.base_url,
+                "upstream_reachable": version is not None, "upstream_version": version,
                 "counts": counts,
                 "latency_ms": {k: v for k, v in summary.items() if k in _LATENCY_SERIES}}
 

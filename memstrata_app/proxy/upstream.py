@@ -87,6 +87,15 @@ class Upstream:
         self._systems[model] = system
         return system
 
+    async def version(self) -> str | None:
+        """The upstream's version, or None when it does not answer within a second."""
+        try:
+            r = await self.client.get("/api/version", timeout=1.0)
+            value = r.json().get("version") if r.status_code == 200 else None
+        except (httpx.HTTPError, ValueError, AttributeError):
+            return None
+        return value if isinstance(value, str) else None
+
     async def aclose(self) -> None:
         if self._client is not None:
             await self._client.aclose()

@@ -87,5 +87,6 @@ def test_status_reports_counts_switch_and_upstream(http: httpx.Client, upstream)
     status = http.get("/memstrata/status").json()
     assert status["memory_enabled"] is True
     assert status["upstream"] == upstream.url
+    assert status["upstream_reachable"] is True and status["upstream_version"]
     assert isinstance(status["counts"], dict) and status["counts"]
     assert isinstance(status["latency_ms"], dict)

@@ -131,8 +131,9 @@ def test_upstream_down_is_502_naming_the_url_and_the_server_keeps_serving(
         assert ae.value.status_code == 502 and dead in ae.value.body["error"]["message"]
         r = httpx.get(ep.url + "/api/tags")
         assert r.status_code == 502 and dead in r.json()["error"]
-        # Still serving, and the turn that was said is kept.
-        assert httpx.get(ep.url + "/memstrata/status").status_code == 200
+        # Still serving, saying the upstream is down, and the turn that was said is kept.
+        status = httpx.get(ep.url + "/memstrata/status").json()
+        assert status["upstream_reachable"] is False and status["upstream"] == dead
         hits = httpx.get(ep.url + "/memstrata/v1/query", params={"q": "message queue port"})
         assert any("5672" in h["text"] for h in hits.json()["hits"])
 
