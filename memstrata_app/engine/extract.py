@@ -142,9 +142,15 @@ _QUANTIFIER = re.compile(
 def _objects(raw: str, rel: str) -> list[str]:
     if _QUANTIFIER.match(raw):
         return []
-    if rel in _MULTI_SET and rel != "supports":
-        raw = _PURPOSE.sub("", raw)
     items = split_list(raw) if rel in _MULTI_SET else [raw]
+    if not items:
+        return []
+    if rel in _MULTI_SET and rel != "supports":
+        purposes = [bool(_PURPOSE.search(it)) for it in items]
+        if purposes[0] and not all(purposes):
+            items = split_list(_PURPOSE.sub("", raw))
+        else:
+            items = [_PURPOSE.sub("", it) for it in items]
     out: list[str] = []
     name = None
     for it in items:
@@ -173,6 +179,17 @@ def _kv_confidence(key: str, value: str, known: bool) -> float | None:
     return None
 
 
+_LIST_KEYS = {"dependencies": "depends_on", "deps": "depends_on", "depends on": "depends_on",
+              "requires": "depends_on", "stack": "uses", "tech stack": "uses", "uses": "uses",
+              "supports": "supports", "supported platforms": "supports"}
+_DOTTED_VERSION = re.compile(r"^v?\d+\.\d+(?:\.\d+)*(?:[-+.]?[a-z]+\d*)?$", _I)
+_NUMERIC_KEYS = frozenset((
+    "ratio", "rate", "factor", "threshold", "weight", "probability", "percent", "percentage",
+    "score", "multiplier", "alpha", "beta", "gamma", "lr", "temperature", "top_p", "scale",
+    "timeout", "interval", "delay", "limit", "budget", "price", "cost", "version",
+))
+
+
 def _h_kv(m: re.Match[str]) -> list[_Triple] | None:
     key, op, value = m.group("k"), m.group("op"), m.group("v").strip()
     if op in ("~=", ">=", "<="):
@@ -194,6 +211,14 @@ def _h_kv(m: re.Match[str]) -> list[_Triple] | None:
     if split is None:
         return None
     subj, rel, known = split
+    list_rel = _LIST_KEYS.get(normalize_entity(key))
+    if list_rel and op == ":":
+        objs = _objects(value, list_rel)
+        return [("project", list_rel, o, 0.8, "rule:key_value") for o in objs] or None
+    if (op == ":" and rel == "value" and not known and " " not in key.strip() and len(key) > 2
+            and not CONFIG_KEY_RE.match(key)
+            and _DOTTED_VERSION.match(obj) and key.lower() not in _NUMERIC_KEYS):
+        return [(subj, "version", obj, 0.8, "rule:key_value")]
     pm = _PORT_VALUE.match(obj)
     if pm and rel in ("value", "port"):
         return [(subj, "port", pm.group(1), 0.85, "rule:key_value")]
@@ -428,10 +453,29 @@ def _h_owns(m: re.Match[str]) -> list[_Triple] | None:
     return [(subj, _ROLE_REL[m.group("v").split()[0].lower()], who, 0.85, "rule:owner")]
 
 
+_CODE_IDENT = re.compile(r"^(?:[A-Za-z_]\w*[_.]\w[\w.]*|[a-z]+[A-Z]\w*|[A-Z][a-z]+[A-Z]\w*)$")
+
+
+def _h_arrow(m: re.Match[str]) -> list[_Triple] | None:
+    old, new = m.group("k"), m.group("v")
+    if not (_CODE_IDENT.match(old) and _CODE_IDENT.match(new)):
+        return None
+    return [(old, "name", new, 0.8, "rule:rename")]
+
+
+def _h_drop_named(m: re.Match[str]) -> list[_Triple] | None:
+    rel = "supports" if m.group("kind").lower() == "support" else "depends_on"
+    subj = clean_subject(m.group("s"), project=True)
+    objs = _objects(m.group("o"), rel)
+    if not subj or not objs:
+        return None
+    return [(subj, rel, o, 0.85, "rule:drop") for o in objs]
+
+
 def _h_role(m: re.Match[str]) -> list[_Triple] | None:
-    who = clean_object(m.group("o") or m.group("o2"), 4)
-    subj = clean_subject(m.group("s") or m.group("s2"))
-    role = m.group("r") or "on call"
+    who = clean_object(m.group("o") or m.group("o2") or m.group("o3"), 4)
+    subj = clean_subject(m.group("s") or m.group("s2") or m.group("s3"))
+    role = m.group("r") or ("on call" if m.group("o2") else "owner")
     if not subj or not who or who.lower() in PRONOUNS or value_kind(who) == "prose":
         return None
     return [(subj, normalize_relation(role), who, 0.85, "rule:role")]
@@ -449,6 +493,9 @@ _FILE_PATH = re.compile(
     r"toml|ini|cfg|conf|md|txt|sh|go|rs|java|rb|env|lock|sql|html|css|xml|csv)$",
     _I,
 )
+
+
+_REGION_SUFFIX = re.compile(r"(?<=\d)\s+region$|(?<=\d[a-z])\s+region$", _I)
 
 
 def _h_deploy_place(m: re.Match[str]) -> list[_Triple] | None:
@@ -474,6 +521,7 @@ def _h_deployed(m: re.Match[str]) -> list[_Triple] | None:
         return [(subj, "url", loc, 0.85, "rule:url_at")]
     if _FILE_PATH.match(loc):
         return [(subj, "path", loc, 0.85, "rule:path")]
+    loc = _REGION_SUFFIX.sub("", loc)
     rel = "location" if verb == "located" else "deployed_to"
     return [(subj, rel, loc, 0.85, "rule:deployed_to")]
 
@@ -506,7 +554,23 @@ def _h_used_by(m: re.Match[str]) -> list[_Triple] | None:
     return [(subj, rel, o, 0.8, f"rule:{rel}") for o in objs]
 
 
+_VALUE_OF = re.compile(r"^(?:a|an|the)\s+(?P<k>[\w\s\-]+?)\s+of\s+(?P<v>\S+)$", _I)
 _INSTEAD_OF = re.compile(r"\s+(?:instead\s+of|rather\s+than|in\s+place\s+of)\s+", _I)
+
+
+def _uses_value(subj: str | None, key: str, value: str) -> list[_Triple] | None:
+    """"The API uses a timeout of 30s" -> (API, timeout, 30s)."""
+    split = split_key(key)
+    if not subj or not split or not split[2]:
+        return None
+    owner, attr, _ = split
+    if attr != "value":
+        return [(owner, attr, value, 0.75, "rule:uses_value")]
+    if subj == "project":
+        return [(owner, "value", value, 0.75, "rule:uses_value")]
+    k = normalize_entity(key)
+    rel = COMPOUND_ATTRIBUTES.get(k) or ATTRIBUTE_WORDS.get(k) or normalize_relation(k)
+    return [(subj, rel, value, 0.75, "rule:uses_value")]
 
 
 def _h_multi(m: re.Match[str]) -> list[_Triple] | None:
@@ -516,6 +580,9 @@ def _h_multi(m: re.Match[str]) -> list[_Triple] | None:
     subj = clean_subject(m.group("s"), project=True)
     if not subj:
         return None
+    vm = _VALUE_OF.match(m.group("o")) if rel == "uses" else None
+    if vm and value_kind(vm.group("v")) == "strong":
+        return _uses_value(subj, vm.group("k"), vm.group("v"))
     raw, _, dropped = _INSTEAD_OF.sub(" \x00", m.group("o")).partition(" \x00")
     objs = _objects(raw, rel)
     if not objs:
@@ -602,6 +669,8 @@ def _h_copula(m: re.Match[str]) -> list[_Triple] | None:
 _HANDLERS: tuple[tuple[str, object, bool], ...] = (
     # (rule, handler, applies under a removal marker)
     ("rename", _h_rename, False),
+    ("arrow_rename", _h_arrow, False),
+    ("drop_named", _h_drop_named, False),
     ("implemented_by", _h_rename, False),
     ("declared_as", _h_signature, True),
     ("takes_param", _h_takes_param, True),
@@ -704,6 +773,10 @@ _CORRECTION_TAIL = re.compile(
     r"(?:\s+[^,\s]+)?$",
     _I,
 )
+_IS_NOW_RENAME = re.compile(
+    r"^[`'\"]?(?P<k>[A-Za-z_][\w.]*)[`'\"]?\s+(?:is\s+now(?:\s+called|\s+named)?|has\s+become|"
+    r"became)\s+[`'\"]?(?P<v>[A-Za-z_][\w.]*)[`'\"]?$"
+)
 _LEAD_ENV = re.compile(
     r"^(?:in|on|for)\s+(?:the\s+)?(?P<q>prod|production|staging|stage|dev|development|test|"
     r"testing|qa|uat|local|ci|preview|sandbox)(?:\s+(?:env|environment))?\s*,?\s+",
@@ -750,6 +823,12 @@ def extract(sentence: str, at: datetime | None = None) -> list[Extraction]:
         w, effective = take_effective(w, anchor)
     if effective is None and ("will" in toks or "'ll" in w) and WILL_RE.search(w):
         return []
+    if "now" in toks or "became" in toks or "become" in toks:
+        rn = _IS_NOW_RENAME.match(w)
+        if (rn and _CODE_IDENT.match(rn.group("k")) and _CODE_IDENT.match(rn.group("v"))
+                and not rn.group("k").isupper()):
+            t = (rn.group("k"), "name", rn.group("v"), 0.8, "rule:rename")
+            return _build([(t, False)], sentence, effective)
     if not ADVERB_WORDS.isdisjoint(toks):
         w = " ".join(ADVERB_RE.sub(" ", w).split())
     env = None

@@ -61,7 +61,8 @@ RELATION_SYNONYMS: dict[str, str] = {
     "engineering lead": "lead", "led by": "lead",
     "on call": "on_call", "oncall": "on_call", "on call engineer": "on_call",
     "manager": "manager", "engineering manager": "manager", "em": "manager",
-    "point of contact": "contact", "contact": "contact",
+    "point of contact": "contact", "contact": "contact", "dri": "owner",
+    "directly responsible individual": "owner",
     # deployment
     "deployed to": "deployed_to", "deployed on": "deployed_to", "deployed in": "deployed_to",
     "deployed at": "deployed_to", "deploy to": "deployed_to", "deploys to": "deployed_to",
@@ -148,7 +149,8 @@ COMPOUND_ATTRIBUTES: dict[str, str] = {
 ROLE_WORDS = (
     "owner", "product owner", "tech lead", "team lead", "technical lead",
     "engineering lead", "lead", "maintainer", "on-call", "oncall", "on call",
-    "point of contact", "contact", "engineering manager", "manager", "architect",
+    "point of contact", "contact", "engineering manager", "manager", "architect", "dri",
+    "directly responsible individual",
 )
 
 
@@ -228,6 +230,7 @@ _WHO = r"(?:(?P<who>we|i|they|you|he|she|someone|the\s+team|our\s+team|[A-Z][\w\
 _AUX = r"(?:(?:have|has|had|will|then)\s+)*"
 _SET_VERBS = (
     r"set|sets|setting|changed|change|changes|updated|update|updates|increased|increase|"
+    r"doubled|halved|tripled|"
     r"bumped|bump|bumps|raised|raise|lowered|lower|decreased|decrease|reduced|reduce|upped|"
     r"dropped|upgraded|upgrade|downgraded|downgrade|pinned|pin|moved|move|switched|switch|"
     r"configured|configure|adjusted|adjust|tuned|tune|capped|cap|limited|extended|shortened|"
@@ -235,6 +238,7 @@ _SET_VERBS = (
 )
 _SET_PART = (
     r"set|changed|updated|increased|bumped|raised|lowered|decreased|reduced|upped|dropped|"
+    r"doubled|halved|tripled|"
     r"upgraded|downgraded|pinned|moved|switched|configured|adjusted|tuned|capped|limited|"
     r"extended|shortened|reset|pointed|repointed|migrated"
 )
@@ -245,7 +249,7 @@ VERSION_VERBS = frozenset(
     ]
 )
 MOVE_VERBS = frozenset(["moved", "move", "moves", "migrated", "migrate"])
-NAME_PATTERN = r"(?P<name>[A-Za-z@][\w.+/@\-]*(?:\s+[A-Z][\w.+\-]*)?)"
+NAME_PATTERN = r"(?P<name>[A-Za-z@][\w.+/@\-]*(?:\s+(?-i:[A-Z])[\w.+\-]*)?)"
 VERSION_PATTERN = r"v?(?P<ver>\d+(?:\.\d+)*(?:\.x|[a-z]+\d*|[-+][\w.]+)?)"
 _ROLES = "|".join(sorted((r.replace(" ", r"[\s-]+") for r in ROLE_WORDS), key=len, reverse=True))
 _URLISH = (
@@ -281,6 +285,13 @@ RULES: dict[str, re.Pattern[str]] = {
         r"(?P<a>[\w\s\-]+?)\s+(?:in|via|from|through|as)\s+(?:the\s+|a\s+)?"
         r"(?P<v>[`'\"]?[\w\-.\[\]]+[`'\"]?)\s+(?:query\s+)?(?:parameter|param|field|argument|"
         r"arg|header|key|option|flag)$"
+    ),
+    "arrow_rename": _c(
+        r"^[`'\"]?(?P<k>[A-Za-z_][\w.]*)[`'\"]?\s*(?:->|→|=>)\s*[`'\"]?(?P<v>[A-Za-z_][\w.]*)[`'\"]?$"
+    ),
+    "drop_named": _c(
+        r"^(?:(?P<s>we|i|they|[\w\-]+(?:\s+[\w\-]+)?)\s+)?(?:dropped|removed|deleted|ripped\s+out)\s+"
+        r"(?:the\s+|our\s+|its\s+)?(?P<o>.+?)\s+(?P<kind>dependency|dep|support)$"
     ),
     "stop_using": _c(r"^(?:(?P<s>.+?)\s+)?(?:stopped|stop|quit|ceased)\s+using\s+(?P<o>.+)$"),
     "drop_dependency": _c(
@@ -328,7 +339,7 @@ RULES: dict[str, re.Pattern[str]] = {
     ),
     "version_on": _c(
         r"^(?:(?P<s>.+?)\s+)?(?:(?:is|are|am|were|was)\s+(?:on|using|running|at|pinned\s+to)|"
-        r"on|runs(?:\s+on)?|run(?:\s+on)?|running(?:\s+on)?|targets?|targeting|"
+        r"on|using|runs(?:\s+on)?|run(?:\s+on)?|running(?:\s+on)?|targets?|targeting|"
         r"is\s+built\s+(?:with|on))\s+"
         rf"{NAME_PATTERN}\s+(?:version\s+)?{VERSION_PATTERN}$"
     ),
@@ -361,6 +372,8 @@ RULES: dict[str, re.Pattern[str]] = {
         rf"(?:(?:new|current|acting|interim|primary)\s+)?(?P<r>{_ROLES})\s+"
         r"(?:for|of|on|over)\s+(?P<s>.+)$"
         r"|^(?P<o2>.+?)\s+(?:is|are)\s+on[\s-]?call\s+(?:for|on)\s+(?P<s2>.+)$"
+        r"|^(?P<o3>.+?)\s+(?:is|are)\s+(?:(?:now|solely)\s+)?(?:responsible\s+for|in\s+charge\s+of|"
+        r"accountable\s+for)\s+(?P<s3>.+)$"
     ),
     "deployed_to": _c(
         r"^(?P<s>.+?)\s+(?:(?:is|are|was|were|has\s+been|have\s+been|got|gets|will\s+be)\s+)?"
@@ -463,6 +476,8 @@ TRIGGERS: dict[str, tuple[str, ...]] = {
     "deploy_place": ("deploy", "host", "run"),
     "owned_by": (" by ",),
     "role": (" for ", " of ", " on ", " over "),
+    "arrow_rename": ("->", "→", "=>"),
+    "drop_named": ("dependency", " dep", "support"),
     "deployed_to": ("deploy", "host", "run", "live", "serve", "locat", "sits"),
     "deploy_x_to": ("deploy", "host", "ship", "run", "publish"),
     "url_at": (" at ", " under ", " via "),

@@ -789,6 +789,49 @@ CODE_AND_OPS = [
 ]
 
 
+SHORTHAND = [
+    ("We doubled the pool size to 40", [("pool size", "value", "40")]),
+    ("We're using a timeout of 60s", [("timeout", "value", "60s")]),
+    ("The API uses a timeout of 30s", [("api", "timeout", "30s")]),
+    ("auth runs on :8080", [("auth", "port", "8080")]),
+    ("Port for auth service: 8080", [("auth service", "port", "8080")]),
+    ("Using Python 3.12 now", [("python", "version", "3.12")]),
+    ("Django: 5.1", [("django", "version", "5.1")]),
+    ("ratio: 0.5", [("ratio", "value", "0.5")]),
+    ("get_user → fetch_user", [("get user", "name", "fetch_user")]),
+    ("renamed: get_user -> fetch_user", [("get user", "name", "fetch_user")]),
+    ("get_user is now fetch_user", [("get user", "name", "fetch_user")]),
+    ("`getUser` is now `fetchUser`", [("getuser", "name", "fetchuser")]),
+    ("Alice is responsible for billing", [("billing", "owner", "alice")]),
+    ("Alice is the DRI for billing", [("billing", "owner", "alice")]),
+    ("The search team lead is Bob", [("search", "lead", "bob")]),
+    ("The API uses Redis for caching and Postgres for storage",
+     [("api", "uses", "redis"), ("api", "uses", "postgres")]),
+    ("Dependencies: Redis, Postgres",
+     [("project", "depends_on", "redis"), ("project", "depends_on", "postgres")]),
+    ("Deployment target for the worker is ECS", [("worker", "deployed_to", "ecs")]),
+    ("The worker lives in the us-east-1 region", [("worker", "deployed_to", "us-east-1")]),
+]
+
+SHORTHAND_REMOVALS = [
+    ("We're not using Redis anymore", [("project", "uses", "redis")]),
+    ("Removed the Redis dependency", [("project", "depends_on", "redis")]),
+    ("Dropped Python 3.8 support", [("project", "supports", "python 3.8")]),
+]
+
+
+@pytest.mark.parametrize(("sentence", "expected"), SHORTHAND)
+def test_shorthand_phrasings(sentence: str, expected) -> None:
+    assert triples(sentence) == expected
+    assert not any(e.removal for e in extract(sentence, AT))
+
+
+@pytest.mark.parametrize(("sentence", "expected"), SHORTHAND_REMOVALS)
+def test_shorthand_removals(sentence: str, expected) -> None:
+    assert triples(sentence) == expected
+    assert all(e.removal for e in extract(sentence, AT))
+
+
 @pytest.mark.parametrize(("sentence", "expected"), CODE_AND_OPS)
 def test_code_and_ops_phrasings(sentence: str, expected) -> None:
     assert triples(sentence) == expected
@@ -907,3 +950,23 @@ def test_phrasings_doc_is_accurate() -> None:
             assert cells[3] == ", ".join(dict.fromkeys(e.method for e in got)), sentence
         else:
             assert cells[2] == got[0].effective_from.date().isoformat(), sentence
+
+
+def test_word_salad_never_raises() -> None:
+    import random
+
+    words = ["the", "port", "is", "to", "from", "no longer", "set", "depends on", "uses", "8080",
+             "v1.2", "`x`", "=", ":", ",", "and", "not", "API", "renamed", "owned by", "in",
+             "on", "1 March", "starting", "tomorrow", "(", ")", "'", '"', "?", ".", "-", "we",
+             "instead of", "==", "->", "port 80", "as of", "2026-13-45", "31 February", "but",
+             "anymore", "doesn't", "isn't", "In production,", "Note:", "`", "- ", "1. ", "it",
+             "https://x.y/z", "/path", "x.y", "_", "replaced", "with", "stopped using", "for",
+             "dropped support for", "removed", "from the stack", "is at", "lives at", "runs in",
+             "a", "of", "said", "since Monday", "dependency", "support", "→", "is now"]
+    rnd = random.Random(20260615)
+    for _ in range(4000):
+        text = " ".join(rnd.choice(words) for _ in range(rnd.randint(0, 14)))
+        for s in [*split_sentences(text), text]:
+            for e in extract(s, AT):
+                assert e.subject.strip() and e.object.strip() and e.relation
+                assert 0.0 <= e.confidence <= 1.0
