@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import logging
 import socket
@@ -156,4 +157,6 @@ def serve_forever(engine: Any, settings: Any, host: str = "127.0.0.1",
     config = uvicorn.Config(app, log_level="info", access_log=False, lifespan="on",
                             timeout_keep_alive=30, timeout_graceful_shutdown=3)
     warm_up_in_background(engine)
-    uvicorn.Server(config).run(sockets=[sock])
+    with contextlib.suppress(KeyboardInterrupt):  # uvicorn re-raises Ctrl-C after shutting down
+        uvicorn.Server(config).run(sockets=[sock])
+    log.info("MemStrata endpoint stopped")
