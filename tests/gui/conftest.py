@@ -76,10 +76,15 @@ def make_window(qtbot: Any, settings: Any, local_embedder: Any
         win.shutdown()
 
 
-def seed(db: Path, local_embedder: Any, statements: list[tuple[str, Any]]) -> None:
-    """Write statements (text, at) into the ledger at `db` before the app opens it."""
+def seed(db: Path, local_embedder: Any, statements: list[tuple[str, Any]],
+         quarantine_threshold: float = 0.6) -> None:
+    """Write statements (text, at) into the ledger at `db` before the app opens it.
+
+    A threshold near 1 sends every extraction to the review queue, whatever its confidence.
+    """
     from memstrata_app.engine import MemoryEngine
 
-    with MemoryEngine.open(db, embedder=local_embedder) as eng:
+    with MemoryEngine.open(db, embedder=local_embedder,
+                           quarantine_threshold=quarantine_threshold) as eng:
         for text, at in statements:
             eng.ingest(text, source="seed", at=at)

@@ -21,15 +21,19 @@ FACTS = [
     ("The api-gateway listens on port 8443.", T0 + timedelta(days=10)),
     ("Node version is 20.", T0 + timedelta(days=11)),
     ("The billing service uses redis.", T0 + timedelta(days=12)),
-    ("The worker queue is RabbitMQ.", T0 + timedelta(days=13)),  # quarantined (low confidence)
-    ("The billing service is not using redis.", T0 + timedelta(days=14)),  # quarantined removal
 ]
+REVIEW = [  # seeded with a threshold that quarantines them all
+    ("The api-gateway listens on port 9000.", T0 + timedelta(days=13)),
+    ("The billing service is not using redis.", T0 + timedelta(days=14)),
+]
+ALL = len(FACTS) + len(REVIEW)
 
 
 @pytest.fixture
 def win(tmp_path: Path, local_embedder: Any, make_window: Any) -> Any:
     db = tmp_path / "ledger.db"
     seed(db, local_embedder, FACTS)
+    seed(db, local_embedder, REVIEW, quarantine_threshold=0.99)
     return make_window(db)
 
 
@@ -47,7 +51,7 @@ def rows(model: Any) -> list[Any]:
 
 def test_ledger_filters_search_and_chain(qtbot: Any, win: Any) -> None:
     ledger = win.ledger
-    assert ledger.model.total == len(FACTS)
+    assert ledger.model.total == ALL
     with qtbot.waitSignal(ledger.model.loaded):
         ledger.status_buttons["superseded"].click()
     assert {a.status for a in rows(ledger.model)} == {Status.SUPERSEDED}
@@ -56,7 +60,7 @@ def test_ledger_filters_search_and_chain(qtbot: Any, win: Any) -> None:
         ledger.status_buttons["superseded"].click()  # off again: everything
     with qtbot.waitSignal(ledger.model.loaded, timeout=3000):
         qtbot.keyClicks(ledger.search, "api-gateway")
-    assert ledger.model.total == 2
+    assert ledger.model.total == 3
     assert all("api-gateway" in a.text for a in rows(ledger.model))
     with qtbot.waitSignal(ledger.model.loaded):
         ledger.search.clear()
@@ -98,8 +102,8 @@ def test_as_of_slider_shows_the_old_value(qtbot: Any, win: Any) -> None:
     assert as_of is not None and abs(as_of - t) < timedelta(days=1)
     assert win.timeline.shown_values() == ["8080"]
     assert "8080" in win.timeline.caption.text() and "today: 8443" in win.timeline.caption.text()
-    shown = {a.object for a in rows(win.ledger.model) if a.relation == "port"}
-    assert shown == {"8080"}
+    shown = {(a.object, a.status) for a in rows(win.ledger.model) if a.relation == "port"}
+    assert shown == {("8080", Status.SUPERSEDED)}
 
     win.query.question.setText("which port does the api gateway listen on?")
     with qtbot.waitSignal(win.query.answered, timeout=10000) as answered:
@@ -124,6 +128,7 @@ def test_review_approve_edit_and_reject_change_the_ledger(qtbot: Any, win: Any) 
     review.table.selectRow(removal)
     qtbot.waitUntil(lambda: review.retires.count() > 0)
     assert "billing service" in review.retires.item(0).text()
+    assert "Proposed removal" in review.info.text()
     focus(qtbot, win, review.table)
     with qtbot.waitSignal(review.decided) as decided, qtbot.waitSignal(review.loaded):
         qtbot.keyClick(review.table, Qt.Key.Key_A)  # approve: retires redis
@@ -134,13 +139,15 @@ def test_review_approve_edit_and_reject_change_the_ledger(qtbot: Any, win: Any) 
     redis = [a for a in rows(win.ledger.model) if a.object == "redis"]
     assert Status.ACTIVE not in {a.status for a in redis}
 
-    review.table.selectRow(0)
-    review.object.setText("Kafka")  # edit, then approve
+    review.table.selectRow(0)  # the new port: it would retire 8443
+    qtbot.waitUntil(lambda: review.retires.count() > 0 and "8443" in review.retires.item(0).text())
+    review.object.setText("9001")  # edit, then approve
     with qtbot.waitSignal(review.decided), qtbot.waitSignal(review.loaded):
         review.approve_button.click()
     assert review.rows == [] and win.tabs.tabText(2) == "Review"
-    qtbot.waitUntil(lambda: any(a.object == "Kafka" and a.status == Status.ACTIVE
-                                for a in rows(win.ledger.model)))
+    qtbot.waitUntil(lambda: {(a.object, a.status) for a in rows(win.ledger.model)
+                             if a.relation == "port"} >= {("9001", Status.ACTIVE),
+                                                          ("8443", Status.SUPERSEDED)})
 
 
 def test_reject_from_the_queue(qtbot: Any, win: Any) -> None:
@@ -179,7 +186,7 @@ def test_charts_receive_points(qtbot: Any, win: Any) -> None:
 
 def test_ingest_with_an_at_time(qtbot: Any, win: Any) -> None:
     ing = win.ingest
-    ing.text.setPlainText("The api-gateway listens on port 9000.")
+    ing.text.setPlainText("The api-gateway listens on port 9100.")
     ing.now.setChecked(False)
     at = T0 + timedelta(days=30)
     from memstrata_app.gui.style import to_qdatetime
@@ -190,7 +197,7 @@ def test_ingest_with_an_at_time(qtbot: Any, win: Any) -> None:
     assert got.args[0].actions[0].action.value == "superseded"
     assert "SUPERSEDED" in ing.results.item(0).text()
     new = rows(win.ledger.model)[0]
-    assert new.object == "9000" and abs(new.valid_from - at) < timedelta(minutes=1)
+    assert new.object == "9100" and abs(new.valid_from - at) < timedelta(minutes=1)
 
 
 def test_bulk_import_shows_progress_and_cancels(qtbot: Any, win: Any) -> None:
@@ -207,7 +214,7 @@ def test_bulk_import_shows_progress_and_cancels(qtbot: Any, win: Any) -> None:
     assert how == "cancelled"
     assert any(v > 0 for v in seen)
     assert not ing.progress.isVisible() and "Cancelled" in ing.import_status.text()
-    qtbot.waitUntil(lambda: 0 < win.ledger.model.total - len(FACTS) < len(items))
+    qtbot.waitUntil(lambda: 0 < win.ledger.model.total - ALL < len(items))
 
 
 def test_timeline_key_search_and_tooltips(qtbot: Any, win: Any) -> None:
@@ -220,10 +227,10 @@ def test_timeline_key_search_and_tooltips(qtbot: Any, win: Any) -> None:
         tl.keys.setCurrentRow(0)
     assert tl.key == ("api-gateway", "port")
     bars = tl.canvas.bars
-    assert len(bars) == 2
+    assert len(bars) >= 2  # the quarantined 9000 may be drawn too, hatched
     first = min(bars)
     assert "The api-gateway listens on port 8080." in bars[first].toolTip()
-    assert tl.table.rowCount() == 2 and tl.table.item(0, 7).text().endswith("port 8080.")
+    assert tl.table.rowCount() == len(bars) and tl.table.item(0, 7).text().endswith("port 8080.")
     assert any("superseded by" in item.toolTip() for item in tl.canvas.scene().items())
 
 
@@ -248,7 +255,7 @@ def test_reindex_runs_with_progress_and_can_be_cancelled(qtbot: Any, win: Any) -
     op = run_reindex(win)
     with qtbot.waitSignal(win.client.changed, timeout=20000):
         pass
-    assert win.statusBar().currentMessage().startswith(f"Re-embedded {len(FACTS)} rows")
+    assert win.statusBar().currentMessage().startswith(f"Re-embedded {ALL} rows")
 
 
 def test_import_file_reads_lines_and_json_lines(qtbot: Any, win: Any, tmp_path: Path) -> None:
