@@ -296,7 +296,9 @@ def value_kind(raw: str) -> str:
 
 # --- cleaning -----------------------------------------------------------------------
 
-_DETERMINER = re.compile(r"^(?:the|a|an|our|my|your|their|its|this|that|these|those)\s+", _I)
+_DETERMINER = re.compile(
+    r"^(?:(?:the|a|an|our|my|your|their|its|this|that|these|those)\s+)+", _I
+)
 _TRAILING_ADVERB = re.compile(
     r"(?:\s+(?:now|already|anymore|as well|too|currently|instead|again|for now|these days|"
     r"going forward|by default|from now on|at the moment|at this point))+$",
@@ -311,11 +313,10 @@ COMMENT_RE = re.compile(r"\s+#.*$")
 
 
 def clean_phrase(s: str) -> str:
-    s = strip_wrapping(s)
-    prev = None
-    while s != prev:
-        prev = s
-        s = _DETERMINER.sub("", s).strip()
+    """Unwrapped, leading determiners dropped, whitespace collapsed."""
+    s = _DETERMINER.sub("", strip_wrapping(s))
+    if s[:1] in _QUOTES and s[:1]:
+        s = _DETERMINER.sub("", strip_wrapping(s))
     return " ".join(s.split())
 
 
