@@ -26,6 +26,7 @@ from .extract import (
 )
 from .index import VectorIndex
 from .metrics import Metrics
+from .slots import frame_extraction, is_request
 from .store import COLUMNS, KNOWN_ERRORS, Readers, Writer, row_to_assertion, translate
 from .timeutil import from_ts, to_ts, to_utc
 from .types import (
@@ -34,6 +35,7 @@ from .types import (
     Cardinality,
     EmbedderMismatch,
     EngineError,
+    Extraction,
     Hit,
     IngestAction,
     IngestResult,
@@ -127,7 +129,7 @@ class MemoryEngine(WriteOps):
         t0 = time.perf_counter()
         at_ts = to_ts(to_utc(at))
         assert at_ts is not None
-        prepared = self._prepare([(s, at_ts) for s in split_sentences(text)], source)
+        prepared = self._prepare(statements(text, at_ts), source)
         per_statement = self._write(prepared) if prepared else []
         self.metrics.record("ingest", (time.perf_counter() - t0) * 1000)
         return IngestResult(tuple(a for acts in per_statement for a in acts))
@@ -146,10 +148,11 @@ class MemoryEngine(WriteOps):
             if cancel is not None and cancel.is_set():
                 raise Cancelled(f"import cancelled after {start} of {total} texts")
             chunk = work[start:start + BATCH]
-            per_text: list[list[tuple[str, float]]] = []
+            per_text: list[list[tuple[str, float, tuple[Extraction, ...]]]] = []
             for text, at in chunk:
                 ts = to_ts(to_utc(at))
-                per_text.append([(s, ts) for s in split_sentences(text)])  # type: ignore[misc]
+                assert ts is not None
+                per_text.append(statements(text, ts))
             flat = [s for sents in per_text for s in sents]
             prepared = self._prepare(flat, source)
             per_statement = self._write(prepared) if prepared else []
@@ -162,18 +165,16 @@ class MemoryEngine(WriteOps):
                 progress(min(start + BATCH, total), total)
         return results
 
-    def _prepare(self, sentences: list[tuple[str, float]], source: str) -> list[Statement]:
-        """Extraction, hashing and embedding happen here, outside the writer's transaction."""
-        hashes = [text_hash(s) for s, _ in sentences]
+    def _prepare(self, sentences: list[tuple[str, float, tuple[Extraction, ...]]],
+                 source: str) -> list[Statement]:
+        """Hashing and embedding happen here, outside the writer's transaction."""
+        hashes = [text_hash(s) for s, _, _ in sentences]
         known = self._standing_hashes(hashes)
-        to_embed = sorted({s for (s, _), h in zip(sentences, hashes, strict=True)
+        to_embed = sorted({s for (s, _, _), h in zip(sentences, hashes, strict=True)
                            if h not in known})
         vecs = dict(zip(to_embed, self.embedder.embed(to_embed), strict=True)) if to_embed else {}
-        out = []
-        for (s, at), h in zip(sentences, hashes, strict=True):
-            exts = tuple(extract(s, to_utc(_dt(at))))
-            out.append(Statement(s, h, exts, vecs.get(s), at, source))  # type: ignore[arg-type]
-        return out
+        return [Statement(s, h, exts, vecs.get(s), at, source)  # type: ignore[arg-type]
+                for (s, at, exts), h in zip(sentences, hashes, strict=True)]
 
     def _standing_hashes(self, hashes: list[str]) -> set[str]:
         found: set[str] = set()
@@ -397,6 +398,22 @@ class MemoryEngine(WriteOps):
             for r in rows:
                 yield row_to_assertion(r).to_dict()
             last = rows[-1][0]
+
+
+def statements(text: str, at: float) -> list[tuple[str, float, tuple[Extraction, ...]]]:
+    """The text's statements with their extractions: rules first, then the value-slot frame.
+
+    Requests to the assistant ("please fix …") that state nothing are not stored.
+    """
+    out = []
+    for s in split_sentences(text):
+        exts = tuple(extract(s, from_ts(at)))
+        if not exts:
+            if is_request(s):
+                continue
+            exts = tuple(frame_extraction(s))
+        out.append((s, at, exts))
+    return out
 
 
 def _create_space(conn: apsw.Connection, name: str, dim: int) -> None:

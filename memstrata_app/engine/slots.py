@@ -1,0 +1,62 @@
+"""What the phrasing rules don't cover: a sentence's frame and its value slot.
+
+Two statements of one fact in the same words differ only in the value. So, after the
+rules, a sentence whose value tokens (numbers with units, versions, `code`, "quotes",
+URLs) are masked gives a frame; the frame is the key and the last masked token the
+value. The same frame with another value supersedes by the ordinary rule — still no
+similarity threshold and no LLM. Numbers that name things ("incident 42", "#17",
+"step 3") stay part of the frame, so two different incidents never collide.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .types import Extraction
+
+SLOT_CONFIDENCE = 0.7
+MIN_FRAME_WORDS = 3
+
+_UNITS = (r"(?:ms|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|days?|"
+          r"weeks?|kb|mb|gb|tb|kib|mib|gib|%|percent|rps|qps|req/s|requests?|x|cores?|"
+          r"threads?|workers?|replicas?|connections?|items?|rows?|bytes?)")
+_SLOT = re.compile(
+    r"`[^`]+`"  # code
+    r"|\"[^\"]+\"|“[^”]+”"  # quoted strings
+    r"|\bhttps?://[^\s,;]+"  # URLs
+    r"|(?<![\w.#/-])v?\d+(?:\.\d+)+(?:[-+][\w.]+)?(?![\w.]*\w)"  # versions 1.2.3, v2.0-rc1
+    rf"|(?<![\w.#/-])\d+(?:[.,]\d+)?(?:\s?{_UNITS})?(?![\w])",  # numbers with units
+    re.IGNORECASE,
+)
+# a number right after these words names a thing rather than measuring it
+_NAMING = re.compile(
+    r"(?:incident|ticket|issue|bug|case|pr|pull request|step|phase|stage|runbook|rfc|"
+    r"chapter|section|line|item|room|floor|sprint|week|day|q[1-4]|no\.|number|#)\s*$",
+    re.IGNORECASE)
+_YEAR = re.compile(r"^(?:19|20)\d\d$")
+_REQUEST = re.compile(
+    r"^(?:please|pls|can you|could you|would you|will you|let'?s|help me|explain|show me|"
+    r"tell me|write|implement|fix|refactor|debug|generate|give me|thanks|thank you|hi|hello|"
+    r"hey|ok|okay|now|next|also)\b", re.IGNORECASE)
+_WS = re.compile(r"\s+")
+
+
+def is_request(sentence: str) -> bool:
+    """A request or pleasantry to the assistant, not a statement of fact."""
+    return bool(_REQUEST.match(sentence.strip().lstrip("-*> ").strip()))
+
+
+def frame_extraction(sentence: str) -> list[Extraction]:
+    """One (frame, "value", value) extraction when the sentence has a value slot, else []."""
+    slots = [m for m in _SLOT.finditer(sentence)
+             if not _NAMING.search(sentence[:m.start()]) and not _YEAR.match(m.group())]
+    if not slots:
+        return []
+    value = slots[-1]
+    frame = sentence[:value.start()] + "…" + sentence[value.end():]
+    frame = _WS.sub(" ", frame).strip().rstrip(".!;,").strip()
+    if len(re.findall(r"[A-Za-z]{2,}", frame)) < MIN_FRAME_WORDS:
+        return []
+    obj = value.group().strip("`\"“”")
+    return [Extraction(subject=frame, relation="value", object=obj, sentence=sentence,
+                       confidence=SLOT_CONFIDENCE, method="frame:value-slot")]

@@ -1,0 +1,67 @@
+"""The value-slot frame: statements the phrasing rules miss still supersede by structure."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from memstrata_app.engine import Action, Status
+from memstrata_app.engine.slots import frame_extraction, is_request
+
+T0 = datetime(2026, 4, 1, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(("a", "b"), [
+    ("Port 6150 is where the notification service accepts connections.",
+     "Port 7150 is where the notification service accepts connections."),
+    ("The lockfile resolves graphql to 2.0.0.", "The lockfile resolves graphql to 2.1.3."),
+    ("In the .env file AUDIT_MAX_CONNECTIONS holds 2.",
+     "In the .env file AUDIT_MAX_CONNECTIONS holds 116."),
+    ("The definition of `parse` reads `def parse(a, b)`.",
+     "The definition of `parse` reads `def parse(a, b, c)`."),
+])
+def test_same_frame_other_value_is_one_key(a, b):
+    ea, eb = frame_extraction(a), frame_extraction(b)
+    assert len(ea) == len(eb) == 1
+    assert ea[0].subject == eb[0].subject and ea[0].object != eb[0].object
+
+
+@pytest.mark.parametrize(("a", "b"), [
+    ("Incident 42 in billing was caused by a missing index.",
+     "Incident 43 in billing was caused by a missing index."),
+    ("Ticket #17 covers the login page.", "Ticket #18 covers the login page."),
+    ("The billing service keeps 3 replicas.", "The search service keeps 3 replicas."),
+])
+def test_numbers_that_name_things_and_other_subjects_do_not_collide(a, b):
+    ea, eb = frame_extraction(a), frame_extraction(b)
+    assert not ea or not eb or ea[0].subject != eb[0].subject
+
+
+@pytest.mark.parametrize("s", [
+    "We keep design notes in the wiki.", "The year 2024 was busy.", "It is 5.",
+])
+def test_no_slot_or_too_little_frame_is_plain(s):
+    assert frame_extraction(s) == []
+
+
+def test_requests_are_recognised():
+    assert is_request("Please fix the login bug on line 42.")
+    assert is_request("Can you explain the retry logic?")
+    assert not is_request("The retry limit is 5.")
+
+
+def test_frame_supersession_end_to_end(engine):
+    a = engine.ingest("The lockfile resolves graphql to 1.13.0.", at=T0).actions[0]
+    b = engine.ingest("The lockfile resolves graphql to 2.0.0.", at=T0 + timedelta(days=1))
+    assert b.actions[0].action is Action.SUPERSEDED
+    assert engine.get(a.assertion_id).status is Status.SUPERSEDED
+    texts = [h.text for h in engine.retrieve("which graphql version does the lockfile have")]
+    assert "The lockfile resolves graphql to 2.0.0." in texts
+    assert "The lockfile resolves graphql to 1.13.0." not in texts
+
+
+def test_requests_are_not_stored_but_facts_in_the_same_turn_are(engine):
+    res = engine.ingest("The auth service port is 9090. Please update the client config.")
+    assert [a.action for a in res.actions] == [Action.NOVEL]
+    assert engine.count_assertions() == 1
