@@ -270,8 +270,8 @@ def _h_takes_param(m: re.Match[str]) -> list[_Triple] | None:
 
 def _h_rename(m: re.Match[str]) -> list[_Triple] | None:
     g = m.groupdict()
-    old = g.get("k") or g.get("k2") or ""
-    new = g.get("v") or g.get("v2") or ""
+    old = (g.get("k") or g.get("k2") or "").replace("()", "")
+    new = (g.get("v") or g.get("v2") or "").replace("()", "")
     old = clean_subject(_KIND_TAIL_ANY.sub("", _KIND_TAIL.sub("", _KIND_WORD.sub("", old.strip()))))
     new = clean_object(_KIND_TAIL.sub("", _KIND_WORD.sub("", new.strip())), 4)
     if not old or not new or value_kind(new) == "prose":
@@ -766,11 +766,20 @@ _QUESTION_END = re.compile(r"\?[\"')\]]*$")
 _END_PUNCT = re.compile(r"[\s.!;,]+$")
 
 
-_LABEL = re.compile(r"^([A-Za-z][\w\-]*(?:\s+[\w\-]+){0,2})\s*:\s+(?=\S)")
+_LABEL = re.compile(r"^([A-Za-z][\w\-]*(?:\s+[\w\-]+){0,4})\s*:\s+(?=\S)")
 _CORRECTION_TAIL = re.compile(
     r"\s*\((?:not|was|previously|formerly|prev\.?|old|from|instead\s+of|used\s+to\s+be)\b[^)]*\)$"
     r"|,\s+(?:not|instead\s+of|rather\s+than|previously|formerly|was)\s+[^,\s]+"
-    r"(?:\s+[^,\s]+)?$",
+    r"(?:\s+[^,\s]+)?$"
+    r"|\s+(?:instead\s+of|rather\s+than)\s+(?:port\s+)?\d[\w.:]*$"
+    r"|\s*\([^()]*\)$",
+    _I,
+)
+_TIME_WORDS = frozenset(("last", "yesterday", "earlier", "this", "recently", "ago"))
+_TIME_TAIL = re.compile(
+    r"\s+(?:last\s+(?:week|month|year|night|sprint|quarter)|yesterday|earlier(?:\s+today)?|"
+    r"this\s+(?:morning|afternoon|week|sprint)|recently|"
+    r"(?:a\s+(?:few|couple\s+of)|\d+)\s+(?:days|weeks|months)\s+ago)(?=\s*(?:,|;|$))",
     _I,
 )
 _IS_NOW_RENAME = re.compile(
@@ -809,7 +818,7 @@ def extract(sentence: str, at: datetime | None = None) -> list[Extraction]:
     if "'" in w:
         for rx, rep in CONTRACTIONS:
             w = rx.sub(rep, w)
-    if "(" in w or "," in w or " not " in w or " was " in w:
+    if "(" in w or "," in w or " not " in w or " was " in w or "instead" in w or "rather" in w:
         w = _CORRECTION_TAIL.sub("", w)
     if "'" in w:
         toks = WORD_RE.findall(w.lower())
@@ -831,6 +840,8 @@ def extract(sentence: str, at: datetime | None = None) -> list[Extraction]:
             return _build([(t, False)], sentence, effective)
     if not ADVERB_WORDS.isdisjoint(toks):
         w = " ".join(ADVERB_RE.sub(" ", w).split())
+    if not _TIME_WORDS.isdisjoint(toks):
+        w = _TIME_TAIL.sub("", w)
     env = None
     q = _LEAD_ENV.match(w)
     if q:
@@ -850,7 +861,7 @@ def extract(sentence: str, at: datetime | None = None) -> list[Extraction]:
     if not got and not negated:
         parts = [p for p in _CLAUSES.split(w) if p and len(p) >= 3]
         if len(parts) > 1:
-            got = [(t, False) for p in parts for t in _run_rules(p, False)]
+            got = _contrast(parts, strict=False)
     if not got:
         return []
     if reported:
@@ -897,7 +908,7 @@ _VERB_START = re.compile(
 _ELLIPSIS_PREP = re.compile(r"^(?:(?:on|to|in|at|with|onto|into)\s+)?(?:port\s+)?", _I)
 
 
-def _contrast(parts: list[str]) -> list[tuple[_Triple, bool]]:
+def _contrast(parts: list[str], strict: bool = True) -> list[tuple[_Triple, bool]]:
     """"X no longer A but B", "X no longer A; it B": each clause on its own, sharing X."""
     out: list[tuple[_Triple, bool]] = []
     prev: _Triple | None = None
@@ -920,7 +931,7 @@ def _contrast(parts: list[str]) -> list[tuple[_Triple, bool]]:
                 out.append(((prev[0], prev[1], obj, 0.75, prev[4]), False))
                 prev_removal = False
                 continue
-        if i == 0:
+        if i == 0 and strict:
             return []
     return out
 

@@ -970,3 +970,27 @@ def test_word_salad_never_raises() -> None:
             for e in extract(s, AT):
                 assert e.subject.strip() and e.object.strip() and e.relation
                 assert 0.0 <= e.confidence <= 1.0
+
+
+def test_a_realistic_turn() -> None:
+    turn = (
+        "Hey! Quick context before you start: we moved the payments service to eu-west-1 last "
+        "week,\nand it now listens on 9091 instead of 8080. The staging URL is "
+        "https://staging.pay.example.com.\n\nThings that changed:\n- bumped stripe to 7.3.0\n"
+        "- `charge()` was renamed to `create_charge()`\n"
+        "- we dropped the dependency on requests (httpx only now)\n- PAYMENTS_TIMEOUT=45s\n\n"
+        "```python\ndef create_charge(amount):\n    return stripe.Charge.create(amount=amount)\n"
+        "```\n\nCan you update the tests to use the new port? Also I think we should bump the "
+        "pool size, maybe to 30.\nThanks!"
+    )
+    got = [(normalize_entity(e.subject), e.relation, normalize_object(e.object), e.removal)
+           for s in split_sentences(turn) for e in extract(s, AT)]
+    assert got == [
+        ("payments service", "deployed_to", "eu-west-1", False),
+        ("payments service", "port", "9091", False),
+        ("staging", "url", "https://staging.pay.example.com", False),
+        ("stripe", "version", "7.3.0", False),
+        ("charge", "name", "create_charge", False),
+        ("project", "depends_on", "requests", True),
+        ("payments", "timeout", "45s", False),
+    ]
