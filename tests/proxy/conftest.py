@@ -22,10 +22,40 @@ def settings() -> Settings:
     return Settings(None)
 
 
-@pytest.fixture
-def upstream() -> Iterator[OllamaStandIn]:
+@pytest.fixture(scope="session")
+def standin_server() -> Iterator[OllamaStandIn]:
     with OllamaStandIn() as up:
         yield up
+
+
+@pytest.fixture
+def upstream(standin_server: OllamaStandIn) -> OllamaStandIn:
+    """The stand-in, with no recorded requests and no delays."""
+    standin_server.clear()
+    standin_server.chunk_delay = standin_server.response_delay = 0.0
+    return standin_server
+
+
+@pytest.fixture(scope="module")
+def shared_endpoint(tmp_path_factory: pytest.TempPathFactory, local_embedder,
+                    standin_server: OllamaStandIn) -> Iterator[EndpointServer]:
+    """One endpoint for a module's checks that store nothing (bad input, refused requests)."""
+    from memstrata_app.engine import MemoryEngine
+
+    eng = MemoryEngine.open(tmp_path_factory.mktemp("shared") / "ledger.db",
+                            embedder=local_embedder)
+    server = EndpointServer(eng, Settings(None), port=0, upstream=standin_server.url)
+    server.start()
+    yield server
+    server.stop()
+    eng.close()
+
+
+@pytest.fixture
+def shared_http(shared_endpoint: EndpointServer, upstream: OllamaStandIn
+                ) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=shared_endpoint.url, timeout=30) as client:
+        yield client
 
 
 @pytest.fixture

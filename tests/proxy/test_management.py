@@ -75,9 +75,9 @@ def test_quarantine_review_errors(http: httpx.Client) -> None:
     ("POST", "/memstrata/v1/memory", {"json": {"enabled": "yes"}}, '"enabled": true'),
     ("GET", "/memstrata/v1/nothing-here", {}, "no management endpoint"),
 ])
-def test_bad_management_requests_say_what_to_fix(http: httpx.Client, method: str, path: str,
+def test_bad_management_requests_say_what_to_fix(shared_http: httpx.Client, method: str, path: str,
                                                  kwargs: dict, fragment: str) -> None:
-    r = http.request(method, path, **kwargs)
+    r = shared_http.request(method, path, **kwargs)
     assert r.status_code in (400, 404)
     assert fragment in r.json()["error"]
 

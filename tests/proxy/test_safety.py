@@ -24,34 +24,35 @@ CHAT = {"model": "standin-chat", "messages": [{"role": "user", "content": "hi"}]
 
 @pytest.mark.parametrize("host", ["attacker.example", "attacker.example:11435", "192.168.1.20",
                                   "127.0.0.1.nip.io"])
-def test_non_loopback_host_header_is_refused(http: httpx.Client, host: str,
+def test_non_loopback_host_header_is_refused(shared_http: httpx.Client, host: str,
                                              upstream: OllamaStandIn) -> None:
     for path in ("/api/tags", "/api/chat", "/memstrata/status"):
-        r = http.post(path, json=CHAT, headers={"Host": host})
+        r = shared_http.post(path, json=CHAT, headers={"Host": host})
         assert r.status_code == 403, path
         assert "not allowed" in r.text
     assert upstream.requests == []
 
 
 @pytest.mark.parametrize("host", ["127.0.0.1:9", "localhost", "[::1]:11435", "LOCALHOST:1"])
-def test_loopback_host_headers_are_accepted(http: httpx.Client, host: str) -> None:
-    assert http.get("/api/version", headers={"Host": host}).status_code == 200
+def test_loopback_host_headers_are_accepted(shared_http: httpx.Client, host: str) -> None:
+    assert shared_http.get("/api/version", headers={"Host": host}).status_code == 200
 
 
 @pytest.mark.parametrize("origin", ["https://evil.example", "http://localhost.evil.example",
                                     "null", "http://10.0.0.5:3000"])
-def test_foreign_origin_is_refused(http: httpx.Client, origin: str) -> None:
-    r = http.post("/v1/chat/completions", json=CHAT, headers={"Origin": origin})
+def test_foreign_origin_is_refused(shared_http: httpx.Client, origin: str) -> None:
+    r = shared_http.post("/v1/chat/completions", json=CHAT, headers={"Origin": origin})
     assert r.status_code == 403
     assert r.json()["error"]["type"] == "permission_error"
-    r = http.post("/memstrata/v1/ingest", json={"text": "x is y."}, headers={"Origin": origin})
+    r = shared_http.post("/memstrata/v1/ingest", json={"text": "x is y."},
+                         headers={"Origin": origin})
     assert r.status_code == 403
 
 
 @pytest.mark.parametrize("origin", ["http://localhost:5173", "http://127.0.0.1",
                                     "vscode-webview://abc123"])
-def test_local_origins_are_accepted(http: httpx.Client, origin: str) -> None:
-    assert http.get("/api/tags", headers={"Origin": origin}).status_code == 200
+def test_local_origins_are_accepted(shared_http: httpx.Client, origin: str) -> None:
+    assert shared_http.get("/api/tags", headers={"Origin": origin}).status_code == 200
 
 
 def test_body_over_the_cap_is_413_in_the_callers_shape(engine: Any, settings,
@@ -94,9 +95,9 @@ def test_body_over_the_cap_is_413_in_the_callers_shape(engine: Any, settings,
     ("/v1/messages", b'{"model": "m", "messages": [], "system": 3}', "system must be"),
 ])
 def test_malformed_requests_get_400_in_the_protocols_shape(
-        http: httpx.Client, upstream: OllamaStandIn, path: str, body: bytes,
+        shared_http: httpx.Client, upstream: OllamaStandIn, path: str, body: bytes,
         fragment: str) -> None:
-    r = http.post(path, content=body, headers={"Content-Type": "application/json"})
+    r = shared_http.post(path, content=body, headers={"Content-Type": "application/json"})
     assert r.status_code == 400
     data = r.json()
     if path.startswith("/api/"):
@@ -138,13 +139,13 @@ def test_upstream_down_is_502_naming_the_url_and_the_server_keeps_serving(
         assert any("5672" in h["text"] for h in hits.json()["hits"])
 
 
-def test_upstream_errors_pass_through_in_the_callers_shape(http: httpx.Client) -> None:
-    r = http.post("/api/chat", json={"model": "ghost", "messages": []})
+def test_upstream_errors_pass_through_in_the_callers_shape(shared_http: httpx.Client) -> None:
+    r = shared_http.post("/api/chat", json={"model": "ghost", "messages": []})
     assert r.status_code == 404
     assert r.json() == {"error": 'model "ghost" not found, try pulling it first'}
-    r = http.get("/api/no-such-endpoint")  # upstream answers plain text; caller gets JSON
+    r = shared_http.get("/api/no-such-endpoint")  # upstream answers plain text; caller gets JSON
     assert r.status_code == 404 and r.json() == {"error": "404 page not found"}
-    r = http.get("/v1/no-such-endpoint")
+    r = shared_http.get("/v1/no-such-endpoint")
     assert r.status_code == 404 and r.json()["error"]["message"] == "404 page not found"
 
 
