@@ -71,6 +71,11 @@ class LocalOnlyMiddleware:
             log.warning("refused request from Origin %r", origin[:100])
             response = dialect.error(403, f"Origin {origin[:100]!r} is not allowed: the MemStrata "
                                           "endpoint only answers local tools and pages")
+        elif "x-memstrata-hop" in headers:
+            log.error("forwarding loop: the upstream URL points back at a MemStrata endpoint")
+            response = dialect.error(508, "MemStrata is forwarding to itself: ollama_url (or "
+                                          "OLLAMA_HOST) points at a MemStrata endpoint; set it "
+                                          "to Ollama's own address, e.g. http://127.0.0.1:11434")
         else:
             length = headers.get("content-length")
             if length is not None and length.isdigit() and int(length) > self.max_body:

@@ -10,6 +10,7 @@ import sys
 import threading
 import time
 from typing import Any
+from urllib.parse import urlsplit
 
 import uvicorn
 from starlette.types import ASGIApp
@@ -48,6 +49,15 @@ def bind_loopback(host: str, port: int) -> socket.socket:
                 "running there?); stop it or choose another endpoint_port") from None
         raise EndpointError(f"cannot listen on {host}:{port}: {e.strerror or e}") from None
     return sock
+
+
+def check_not_self(upstream_url: str, host: str, port: int) -> None:
+    """Refuse an upstream that is this endpoint itself (e.g. OLLAMA_HOST set to our port)."""
+    u = urlsplit(upstream_url)
+    if port and u.port == port and is_loopback_host(u.hostname or "") and is_loopback_host(host):
+        raise EndpointError(
+            f"the upstream {upstream_url} is this endpoint itself (port {port}); set ollama_url "
+            "or OLLAMA_HOST to Ollama's own address, e.g. http://127.0.0.1:11434")
 
 
 class ServerThread:
@@ -111,6 +121,7 @@ class EndpointServer:
 
     def start(self) -> None:
         """Listen, then return; raises EndpointError when the port is busy."""
+        check_not_self(self.upstream_url, self._thread.host, self._thread.requested_port)
         self._thread.start()
         warm_up_in_background(self.engine)
         log.info("endpoint listening on %s, upstream %s", self.url, self.upstream_url)
@@ -151,6 +162,7 @@ def serve_forever(engine: Any, settings: Any, host: str = "127.0.0.1",
     """`memstrata serve`: run the endpoint in the foreground until Ctrl-C."""
     app = create_app(engine, settings)
     port = int(settings.get("endpoint_port")) if port is None else port
+    check_not_self(app.state.upstream.base_url, host, port)
     sock = bind_loopback(host, port)
     log.info("MemStrata endpoint on http://%s:%d, upstream %s, memory %s", host, port,
              app.state.upstream.base_url, "on" if app.state.memory.enabled else "off")

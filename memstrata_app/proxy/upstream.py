@@ -21,6 +21,8 @@ HOP_BY_HOP = frozenset({
 })
 # Never forwarded upstream: our own control headers and browser-only context.
 _REQUEST_DROP = HOP_BY_HOP | {"origin", "referer", "x-memstrata-memory"}
+# Sent upstream on every request; arriving back at an endpoint it means a forwarding loop.
+HOP_HEADER = "x-memstrata-hop"
 
 DEFAULT_TIMEOUT = httpx.Timeout(connect=10.0, read=600.0, write=60.0, pool=30.0)
 
@@ -35,7 +37,9 @@ class UpstreamUnavailable(Exception):
 
 def request_headers(headers: Mapping[str, str]) -> dict[str, str]:
     """Headers to send upstream: hop-by-hop and Host dropped (httpx sets Host for the upstream)."""
-    return {k: v for k, v in headers.items() if k.lower() not in _REQUEST_DROP}
+    out = {k: v for k, v in headers.items() if k.lower() not in _REQUEST_DROP}
+    out[HOP_HEADER] = "1"
+    return out
 
 
 def response_headers(headers: httpx.Headers) -> dict[str, str]:

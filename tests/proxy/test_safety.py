@@ -250,3 +250,11 @@ def test_upstream_dropping_the_connection_mid_stream_ends_with_an_error_frame(
     finally:
         t.join(5)
         listener.close()
+
+
+def test_forwarding_loops_are_refused(engine: Any, settings, shared_http: httpx.Client) -> None:
+    port = closed_port()
+    with pytest.raises(EndpointError, match="is this endpoint itself"):
+        EndpointServer(engine, settings, port=port, upstream=f"http://localhost:{port}").start()
+    r = shared_http.post("/api/chat", json=CHAT, headers={"X-Memstrata-Hop": "1"})
+    assert r.status_code == 508 and "forwarding to itself" in r.json()["error"]
