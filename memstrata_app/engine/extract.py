@@ -271,7 +271,7 @@ def _h_takes_param(m: re.Match[str]) -> list[_Triple] | None:
 def _h_rename(m: re.Match[str]) -> list[_Triple] | None:
     g = m.groupdict()
     old = (g.get("k") or g.get("k2") or "").replace("()", "")
-    new = (g.get("v") or g.get("v2") or "").replace("()", "")
+    new = _trim_reason((g.get("v") or g.get("v2") or "").replace("()", "").strip())
     old = clean_subject(_KIND_TAIL_ANY.sub("", _KIND_TAIL.sub("", _KIND_WORD.sub("", old.strip()))))
     new = clean_object(_KIND_TAIL.sub("", _KIND_WORD.sub("", new.strip())), 4)
     if not old or not new or value_kind(new) == "prose":
@@ -370,7 +370,27 @@ def _h_version_on(m: re.Match[str]) -> list[_Triple] | None:
         return [(subj, "version", ver, 0.85, "rule:version_on")] if subj else None
     if name.lower() == "port":
         return None
-    return [(name, "version", ver, 0.85, "rule:version_on")]
+    out = [(name, "version", ver, 0.85, "rule:version_on")]
+    dep = _DEPENDS_TAIL.match(m.group("s") or "")
+    if dep and clean_subject(dep.group(1)):
+        out.append((clean_subject(dep.group(1)) or "", "depends_on", name, 0.85,
+                    "rule:depends_on"))
+    return out
+
+
+_DEPENDS_TAIL = re.compile(r"^(.+?)\s+(?:depends|depend|relies|rely)$", _I)
+_REASON_TAIL = re.compile(
+    r"\s+(?:for|because|so\s+that|since|as\s+part\s+of|to\s+(?:avoid|reduce|improve|fix|make|"
+    r"keep|prevent|match|support|handle|speed|allow|be))\b.*$",
+    _I,
+)
+
+
+def _trim_reason(v: str) -> str:
+    """"`UserRepository` for consistency" -> "`UserRepository`"."""
+    if v[:1] == "`" and v.count("`") >= 2:
+        return v[: v.index("`", 1) + 1]
+    return _REASON_TAIL.sub("", v)
 
 
 def _simple(rel: str, method: str, max_words: int = 6) -> object:
@@ -420,6 +440,8 @@ def _h_set(m: re.Match[str]) -> list[_Triple] | None:
         return None
     split = split_key(key)
     obj = clean_object(val)
+    if obj is not None and value_kind(obj) == "prose":
+        obj = clean_object(_trim_reason(val.strip()))
     if split is None or obj is None or value_kind(obj) == "prose":
         return None
     subj, rel, known = split
@@ -429,8 +451,11 @@ def _h_set(m: re.Match[str]) -> list[_Triple] | None:
     vo = _VERSION_OBJ.match(obj)
     if vo and rel in ("value", "version"):
         rel, obj = "version", vo.group("ver")
+    old = m.groupdict().get("old") or m.groupdict().get("old2")
     if rel == "value" and not known:
-        if verb in VERSION_VERBS and VERSION_RE.match(obj):
+        dotted = bool(old and _DOTTED_VERSION.match(obj)
+                      and _DOTTED_VERSION.match(strip_wrapping(old)))
+        if dotted or (verb in VERSION_VERBS and VERSION_RE.match(obj)):
             rel = "version"
         elif verb in MOVE_VERBS:
             rel = "deployed_to" if _PLACE.match(obj) else "location"

@@ -424,7 +424,7 @@ def split_key(phrase: str) -> tuple[str, str, bool] | None:
             return p, "value", True
         if all(w in _MODIFIERS for w in owner.lower().split()):
             return _LEAD_MODIFIER.sub("", p), "value", True
-        return owner, rel, True
+        return _LEAD_MODIFIER.sub("", owner), rel, True
     return p, "value", False
 
 

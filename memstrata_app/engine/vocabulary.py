@@ -300,8 +300,8 @@ RULES: dict[str, re.Pattern[str]] = {
         r"\s+(?P<o>.+)$"
     ),
     "drop_support": _c(
-        r"^(?:(?P<s>.+?)\s+)?(?:dropped|removed|ended|discontinued|deprecated)\s+"
-        r"(?:the\s+|its\s+|our\s+)?support\s+for\s+(?P<o>.+)$"
+        r"^(?:(?P<s>.+?)\s+)?(?:dropped|drops?|dropping|removed|removes?|ended|ends?|"
+        r"discontinued|deprecated)\s+(?:the\s+|its\s+|our\s+)?support\s+for\s+(?P<o>.+)$"
     ),
     "removed_from": _c(
         r"^(?:(?P<s>.+?)\s+)?(?:removed|dropped|deleted|ripped\s+out|took\s+out|eliminated)\s+"
@@ -317,7 +317,7 @@ RULES: dict[str, re.Pattern[str]] = {
     "added": _c(
         r"^(?:(?P<s>.+?)\s+)?added\s+(?P<o>.+?)\s+(?:to|as)\s+(?P<t>(?:a\s+|the\s+|our\s+)?"
         r"(?:dependency|dependencies|deps|stack|requirements|tech\s+stack)|.+?(?:'s|’s)\s+"
-        r"(?:dependencies|deps|requirements))$"
+        r"(?:dependencies|deps|requirements))(?:\s+(?:for|to|because|so)\b.*)?$"
     ),
     "upgrade_to": _c(
         r"^(?:(?P<s>.+?)\s+)?(?:upgrade[sd]?|upgrading|update[sd]?|updating|bump(?:ed|s)?|"

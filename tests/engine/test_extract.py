@@ -811,12 +811,21 @@ SHORTHAND = [
      [("project", "depends_on", "redis"), ("project", "depends_on", "postgres")]),
     ("Deployment target for the worker is ECS", [("worker", "deployed_to", "ecs")]),
     ("The worker lives in the us-east-1 region", [("worker", "deployed_to", "us-east-1")]),
+    ("Changed the default cache TTL from 300 to 600 seconds.", [("cache", "ttl", "600s")]),
+    ("Renamed `UserRepo` to `UserRepository` for consistency.",
+     [("userrepo", "name", "userrepository")]),
+    ("Added `tenacity` as a dependency for retries.", [("project", "depends_on", "tenacity")]),
+    ("The API now depends on tenacity 8.2.3.",
+     [("tenacity", "version", "8.2.3"), ("api", "depends_on", "tenacity")]),
+    ("django 4.2 -> 5.0", [("django", "version", "5.0")]),
+    ("We set the timeout to 60s to avoid flaky tests", [("timeout", "value", "60s")]),
 ]
 
 SHORTHAND_REMOVALS = [
     ("We're not using Redis anymore", [("project", "uses", "redis")]),
     ("Removed the Redis dependency", [("project", "depends_on", "redis")]),
     ("Dropped Python 3.8 support", [("project", "supports", "python 3.8")]),
+    ("drop support for python 3.9", [("project", "supports", "python 3.9")]),
 ]
 
 
