@@ -57,12 +57,15 @@ SEED: tuple[tuple[float, str], ...] = (
     (53, "Node version is 22."),
     (56, "The auth service's owner is Priya."),
     (60, "The worker queue is RabbitMQ."),
-    (62, "release train: tuesday"),
+    (70, "The api-gateway listens on port 8443."),
+    (72, "Our incident channel is #ops-alerts."),
+)
+# Statements a reviewer should see: seeded with a threshold that sends them to the review queue.
+REVIEW: tuple[tuple[float, str], ...] = (
     (66, "The checkout service is not using redis."),
     (67, "The web app is not using jQuery."),
     (68, "The billing service does not depend on kafka."),
-    (70, "The api-gateway listens on port 8443."),
-    (72, "Our incident channel is #ops-alerts."),
+    (74, "The api-gateway listens on port 9000."),
 )
 QUERIES = ("which port does the api gateway listen on?", "what postgres version does billing use?",
            "who owns the auth service?", "what is the payments timeout?", "cache ttl",
@@ -72,10 +75,11 @@ QUERIES = ("which port does the api gateway listen on?", "what postgres version 
 def seed(db: Path) -> None:
     from memstrata_app.engine import MemoryEngine
 
-    with MemoryEngine.open(db, embedder="local") as eng:
-        for days, text in SEED:
-            res = eng.ingest(text, source="chat", at=START + timedelta(days=days))
-            log.info("%-55s %s", text, [a.action.value for a in res])
+    for statements, threshold in ((SEED, 0.6), (REVIEW, 0.99)):
+        with MemoryEngine.open(db, embedder="local", quarantine_threshold=threshold) as eng:
+            for days, text in statements:
+                res = eng.ingest(text, source="chat", at=START + timedelta(days=days))
+                log.info("%-55s %s", text, [a.action.value for a in res])
 
 
 def wait(app: Any, cond: Callable[[], bool], timeout: float = 30.0) -> None:

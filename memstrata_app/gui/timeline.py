@@ -27,8 +27,22 @@ from .timeline_canvas import TimelineCanvas
 from .worker import Change, Operation
 
 KEY_ROLE = Qt.ItemDataRole.UserRole + 3
+PENDING = ("quarantined", "rejected")
 CHAIN_HEADERS = ("ID", "Value", "Status", "Valid from", "Valid to", "Recorded", "Source",
                  "Sentence")
+
+
+def chain_with_proposals(engine: Any, subject: str, relation: str) -> list[Any]:
+    """The key's history plus its proposals awaiting review (or rejected), by valid_from."""
+    from memstrata_app.engine import LedgerFilter, Status
+
+    rows = list(engine.history(subject, relation))
+    key = next((a.key for a in rows if a.key), None)
+    if key is None:
+        return rows
+    flt = LedgerFilter(key=key, statuses=(Status.QUARANTINED, Status.REJECTED))
+    rows += engine.list_assertions(flt, 0, 50, "valid_from", False)
+    return sorted(rows, key=lambda a: (a.valid_from, int(a.id)))
 
 
 class TimelineView(QWidget):
@@ -125,7 +139,7 @@ class TimelineView(QWidget):
         gen = self._gen
         self.title.setText(f"{subject} · {relation}")
         self._state.client.submit(Operation(
-            "history", lambda e: e.history(subject, relation),
+            "history", lambda e: chain_with_proposals(e, subject, relation),
             lambda rows: self._on_rows(gen, rows)))
 
     def _on_rows(self, gen: int, rows: list[Any]) -> None:
@@ -184,9 +198,11 @@ class TimelineView(QWidget):
                        if a.valid_to is None and self.canvas._counts(a)]
             if current and current != values:
                 later = f" (today: {html.escape(', '.join(current))})"
-        n = len(self.canvas.rows)
+        n = sum(1 for a in self.canvas.rows if status_text(a.status) not in PENDING)
+        pending = len(self.canvas.rows) - n
+        extra = f" · {pending} proposed or rejected (hatched)" if pending else ""
         self.caption.setText(f"Valid {when}: {shown}{later} · {n} value{'s' if n != 1 else ''} "
-                             "in its history")
+                             f"in its history{extra}")
 
     def _on_changed(self, change: Change) -> None:
         if change.kind in ("ledger", "review"):

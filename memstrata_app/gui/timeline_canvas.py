@@ -113,14 +113,16 @@ class TimelineCanvas(QGraphicsView):
             fill = QColor(color)
             fill.setAlpha(235 if lit else 90)
             brush = QBrush(fill)
-            if status_text(a.status) in ("quarantined", "rejected"):
-                brush = QBrush(fill, Qt.BrushStyle.BDiagPattern)
             pen = QPen(color.darker(140) if lit else QColor(0, 0, 0, 0), 2 if lit else 0)
+            pending = status_text(a.status) in ("quarantined", "rejected")
+            if pending:  # proposed or refused: hatched, dashed outline, never "valid"
+                brush = QBrush(color, Qt.BrushStyle.BDiagPattern)
+                pen = QPen(color, 1.2, Qt.PenStyle.DashLine)
             item = scene.addRect(rect, pen, brush)
             item.setToolTip(_tooltip(a))
             item.setData(0, int(a.id))
             self.bars[int(a.id)] = item
-            if a.valid_to is None:
+            if a.valid_to is None and not pending:
                 arrow = QPolygonF([QPointF(x1, y), QPointF(x1 + 9, y + BAR / 2),
                                    QPointF(x1, y + BAR)])
                 scene.addPolygon(arrow, QPen(Qt.PenStyle.NoPen), QBrush(fill)).setToolTip(
@@ -132,8 +134,10 @@ class TimelineCanvas(QGraphicsView):
             label.setBrush(self.palette().text().color())
             label.setPos(8, y + (BAR - label.boundingRect().height()) / 2)
             label.setToolTip(_tooltip(a))
-            if rect.width() > 70:
-                inside = scene.addSimpleText(fmt_time(a.valid_from))
+            inside = scene.addSimpleText(fmt_time(a.valid_from))
+            if rect.width() < inside.boundingRect().width() + 10 or pending:
+                scene.removeItem(inside)
+            else:
                 inside.setBrush(QColor("white") if lit else self.palette().text().color())
                 inside.setPos(x0 + 5, y + (BAR - inside.boundingRect().height()) / 2)
                 inside.setToolTip(_tooltip(a))

@@ -227,7 +227,11 @@ def test_timeline_key_search_and_tooltips(qtbot: Any, win: Any) -> None:
         tl.keys.setCurrentRow(0)
     assert tl.key == ("api-gateway", "port")
     bars = tl.canvas.bars
-    assert len(bars) >= 2  # the quarantined 9000 may be drawn too, hatched
+    assert len(bars) == 3  # 8080, 8443 and the proposed 9000 awaiting review (hatched)
+    proposed = next(a for a in tl.canvas.rows if a.status == Status.QUARANTINED)
+    assert proposed.object == "9000"
+    assert bars[int(proposed.id)].brush().style() == Qt.BrushStyle.BDiagPattern
+    assert "1 proposed or rejected" in tl.caption.text()
     first = min(bars)
     assert "The api-gateway listens on port 8080." in bars[first].toolTip()
     assert tl.table.rowCount() == len(bars) and tl.table.item(0, 7).text().endswith("port 8080.")
