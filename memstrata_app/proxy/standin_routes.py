@@ -64,6 +64,10 @@ def build_routes(up: OllamaStandIn) -> list[Route]:
         user, system = split_chat(data.get("messages"))
         reply = make_reply(data.get("model"), user, system)
         base = {"model": reply.model}
+        if not data.get("messages"):  # no messages loads the model
+            return JSONResponse({**base, "created_at": now_iso(), "done": True,
+                                 "done_reason": "load",
+                                 "message": {"role": "assistant", "content": ""}})
         done = {**base, "created_at": now_iso(), "done": True, "done_reason": "stop",
                 **timings(reply)}
         if not _stream_flag(data):

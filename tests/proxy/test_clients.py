@@ -33,7 +33,11 @@ def test_ollama_sdk_chat_and_generate(ollama_client: ollama.Client,
     assert MEMORY_TAG in upstream.last("/api/generate").json["system"]
 
 
-def test_ollama_sdk_pass_through_endpoints(ollama_client: ollama.Client) -> None:
+def test_ollama_sdk_pass_through_endpoints(ollama_client: ollama.Client,
+                                           upstream: OllamaStandIn) -> None:
+    loaded = ollama_client.chat(model="standin-chat", messages=[])  # loads the model
+    assert loaded.done_reason == "load"
+    assert upstream.last("/api/chat").json["messages"] == []
     assert CHAT_MODEL in [m.model for m in ollama_client.list().models]
     assert ollama_client.ps().models
     assert "completion" in ollama_client.show("standin-chat").capabilities
