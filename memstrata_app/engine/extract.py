@@ -328,8 +328,8 @@ def _h_replaced(m: re.Match[str]) -> list[_Triple] | None:
         return [(ma.group("name"), "version", b, 0.85, "rule:upgrade_to")]
     if value_kind(a) == "prose" or value_kind(b) == "prose":
         return None
-    return [(subj, "uses", a, 0.75, "rule:replaced:removed"),
-            (subj, "uses", b, 0.75, "rule:replaced")]
+    return [(subj, "uses", a, 0.8, "rule:replaced:removed"),
+            (subj, "uses", b, 0.8, "rule:replaced")]
 
 
 _A_DEPENDENCY = re.compile(r"^(?:a|the|our)\s+dependency$", _I)
@@ -671,7 +671,7 @@ def _h_copula(m: re.Match[str]) -> list[_Triple] | None:
         return None
     kind = "strong" if quoted and len(obj) <= 80 else value_kind(obj)
     raw_key = clean_phrase(m.group("k"))
-    config = bool(CONFIG_KEY_RE.match(raw_key))
+    config = bool(CONFIG_KEY_RE.match(raw_key) or CONFIG_KEY_RE.match(subj))
     if kind == "prose":
         return None
     if rel in _ROLE_RELS and NAME_LIKE_RE.match(obj):
@@ -953,7 +953,7 @@ def _contrast(parts: list[str], strict: bool = True) -> list[tuple[_Triple, bool
         if i and prev is not None and prev_removal:
             obj = clean_object(_ELLIPSIS_PREP.sub("", p), 5)
             if obj and value_kind(obj) != "prose":
-                out.append(((prev[0], prev[1], obj, 0.75, prev[4]), False))
+                out.append(((prev[0], prev[1], obj, 0.8, prev[4]), False))
                 prev_removal = False
                 continue
         if i == 0 and strict:
