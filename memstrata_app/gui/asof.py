@@ -122,7 +122,7 @@ class AsOfBar(QWidget):
         self._state.set_as_of(self._pending)
 
     def _on_changed(self, change: Change) -> None:
-        if change.kind in ("ledger", "review"):
+        if change.touches("ledger", "review"):
             self.refresh_range()
 
     def shutdown(self) -> None:

@@ -187,7 +187,7 @@ class LedgerView(QWidget):
         self.count.setText(f"{n:,} row{'s' if n != 1 else ''}")
 
     def _on_changed(self, change: Change) -> None:
-        if change.kind in ("ledger", "review"):
+        if change.touches("ledger", "review"):
             sel = self.selected()
             self._want_id = int(sel.id) if sel is not None else None
             self.model.reload()

@@ -218,5 +218,5 @@ class ReviewView(QWidget):
         self._state.client.error.emit(f"Review failed: {exc}")
 
     def _on_changed(self, change: Change) -> None:
-        if change.kind in ("ledger", "review"):
+        if change.touches("ledger", "review"):
             self.reload()

@@ -205,7 +205,7 @@ class TimelineView(QWidget):
                              f"in its history{extra}")
 
     def _on_changed(self, change: Change) -> None:
-        if change.kind in ("ledger", "review"):
+        if change.touches("ledger", "review"):
             self.refresh_keys()
             if self.key is not None:
                 self.show_key(*self.key)

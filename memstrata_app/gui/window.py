@@ -19,6 +19,7 @@ from .review import ReviewView
 from .state import AppState
 from .timeline import TimelineView
 from .tray import TrayController
+from .watch import ExternalWrites
 from .worker import Change
 
 log = logging.getLogger(__name__)
@@ -69,6 +70,7 @@ class MainWindow(QMainWindow):
         self.statusBar().addPermanentWidget(self.endpoint_label)
         self.statusBar().addPermanentWidget(self.engine_label)
 
+        self.watcher = ExternalWrites(self.client, parent=self)
         self.endpoint = EndpointController(self.client, state.settings, self)
         self.endpoint.state_changed.connect(self._on_endpoint_state)
         self.endpoint.error.connect(self._show_error)
@@ -126,6 +128,7 @@ class MainWindow(QMainWindow):
         self.review.reload()
         self.asof.refresh_range()
         self._refresh_stats()
+        self.watcher.watch(self.client.engine.metrics, self.client.worker_ident)
         if self.tabs.currentIndex() == TABS.index("latency"):
             self._build_latency()
 
@@ -155,7 +158,7 @@ class MainWindow(QMainWindow):
         self.client.call("stats", lambda e: e.stats(), shown, failure=lambda _e: None)
 
     def _on_changed(self, change: Change) -> None:
-        if change.kind in ("ledger", "review"):
+        if change.touches("ledger", "review"):
             self._refresh_stats()
 
     # --- views --------------------------------------------------------------------------------
@@ -251,6 +254,7 @@ class MainWindow(QMainWindow):
             if view is not None:
                 view.shutdown()
         self.endpoint.stop()
+        self.watcher.stop()
         if self.bridge is not None:
             self.bridge.close()
         self.tray.hide()

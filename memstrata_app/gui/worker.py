@@ -26,8 +26,11 @@ EngineFn = Callable[[Any], Any]  # takes the MemoryEngine
 class Change:
     """What a write touched: views refresh when a kind they show changed."""
 
-    kind: str  # "ledger" | "review" | "embedder"
+    kinds: frozenset[str]  # of "ledger" | "review" | "embedder"
     op: str
+
+    def touches(self, *kinds: str) -> bool:
+        return not self.kinds.isdisjoint(kinds)
 
 
 @dataclass(eq=False)
@@ -58,9 +61,11 @@ class _Worker(QObject):
         super().__init__()
         self._opener = opener
         self.engine: Any = None
+        self.ident: int | None = None
 
     @Slot()
     def open(self) -> None:
+        self.ident = threading.get_ident()
         try:
             self.engine = self._opener()
         except BaseException as e:
@@ -177,6 +182,11 @@ class EngineClient(QObject):
     def pending(self) -> int:
         return self._pending
 
+    @property
+    def worker_ident(self) -> int | None:
+        """The worker thread's `threading.get_ident()` (set once the worker has started)."""
+        return self._worker.ident
+
     # --- results (GUI thread) --------------------------------------------------------------
     @Slot(object)
     def _on_opened(self, engine: Any) -> None:
@@ -201,8 +211,8 @@ class EngineClient(QObject):
                 op.success(result)
             except Exception:
                 log.exception("handling the result of %s failed", op.name)
-        for kind in op.writes:
-            self.changed.emit(Change(kind, op.name))
+        if op.writes:
+            self.changed.emit(Change(frozenset(op.writes), op.name))
 
     @Slot(object, object)
     def _on_failed(self, op: Operation, exc: BaseException) -> None:
@@ -211,9 +221,8 @@ class EngineClient(QObject):
             op.failure(exc)
         else:
             self.error.emit(f"{op.name} failed: {exc}")
-        if _is_cancel(exc):  # a cancelled bulk job may have written part of its items
-            for kind in op.writes:
-                self.changed.emit(Change(kind, op.name))
+        if _is_cancel(exc) and op.writes:  # a cancelled bulk job may have written some items
+            self.changed.emit(Change(frozenset(op.writes), op.name))
 
     @Slot(object, int, int)
     def _on_progress(self, op: Operation, done: int, total: int) -> None:

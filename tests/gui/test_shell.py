@@ -73,6 +73,9 @@ def test_tray_starts_the_endpoint_which_injects_and_feeds_the_charts(qtbot: Any,
             reply = chat(endpoint.url, "Which port does the api-gateway listen on?")
         assert reply["message"]["content"].endswith("[memory]")  # the block reached the model
         assert win.latency.point_count("endpoint.total") == 1
+        chat(endpoint.url, "The api-gateway listens on port 7443.")  # written by the endpoint
+        qtbot.waitUntil(lambda: any(win.ledger.model.assertion(r).object == "7443"
+                                    for r in range(win.ledger.model.rowCount())), timeout=10000)
         win.tray.memory_action.trigger()  # off: pure pass-through
         assert endpoint.server.memory_enabled is False
         reply = chat(endpoint.url, "Which port does the api-gateway listen on?")

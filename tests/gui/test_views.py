@@ -253,7 +253,7 @@ def test_reindex_runs_with_progress_and_can_be_cancelled(qtbot: Any, win: Any) -
         dialog.findChild(QPushButton).click()
         assert op.cancel.is_set()
         gate.set()
-    assert changed.args[0].kind == "embedder"
+    assert changed.args[0].touches("embedder")
     assert "cancelled" in win.statusBar().currentMessage()
 
     op = run_reindex(win)
