@@ -772,8 +772,15 @@ def _hedged(toks: list[str]) -> bool:
     return any(t.startswith(HEDGE_STEMS) for t in toks)
 
 
+_MAX_CHARS = 600  # longer "sentences" are prose (or pasted data), never one clean fact
+
+
 def _prepare(sentence: str) -> str | None:
+    if len(sentence) > _MAX_CHARS * 2:
+        return None
     w = " ".join(sentence.replace("’", "'").split())
+    if len(w) > _MAX_CHARS:
+        return None
     w = _BULLET_PREFIX.sub("", w)
     if not w or _QUESTION_END.search(w):
         return None

@@ -1003,3 +1003,9 @@ def test_a_realistic_turn() -> None:
         ("project", "depends_on", "requests", True),
         ("payments", "timeout", "45s", False),
     ]
+
+
+def test_very_long_sentences_are_prose() -> None:
+    long = "The API depends on Redis " + "and on a great many other things " * 30
+    assert len(long) > 600
+    assert extract(long, AT) == []
