@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -13,6 +14,14 @@ _BLOCK_RE = re.compile(r"\s*<memstrata-memory>.*?(?:</memstrata-memory>|\Z)", re
 # Wrappers that tools add to user turns (Claude Code); they are not what the user said.
 _TOOL_NOISE_RE = re.compile(r"<system-reminder>.*?</system-reminder>", re.S)
 MAX_HIT_CHARS = 400
+
+
+@dataclass(frozen=True)
+class Turns:
+    """What a request adds to the conversation: the newest user turn and the reply before it."""
+
+    user: str | None = None
+    assistant: str | None = None
 
 
 def strip_block(text: str) -> str:
@@ -76,10 +85,8 @@ def merge_message_content(content: Any, block: str) -> Any:
     return merge_system_text(content if isinstance(content, str) else "", block)
 
 
-def chat_turns(messages: Any) -> Any:
+def chat_turns(messages: Any) -> Turns | None:
     """Turns of a chat: the last user message with text, and the assistant reply before it."""
-    from .memory import Turns
-
     if not isinstance(messages, list):
         return None
     for i in range(len(messages) - 1, -1, -1):

@@ -10,20 +10,14 @@ from typing import Any
 
 from starlette.concurrency import run_in_threadpool
 
-from .injection import format_block
+from .injection import Turns, format_block
+
+__all__ = ["MemoryService", "Recall", "Turns", "warm_up_in_background"]
 
 log = logging.getLogger(__name__)
 
 MAX_INGEST_CHARS = 8000  # longer turns are pasted files or logs, not statements
 MAX_QUERY_CHARS = 1000  # the question usually ends the turn; the embedder reads ~256 tokens
-
-
-@dataclass(frozen=True)
-class Turns:
-    """What a request adds to the conversation: the newest user turn and the reply before it."""
-
-    user: str | None = None
-    assistant: str | None = None
 
 
 @dataclass(frozen=True)
