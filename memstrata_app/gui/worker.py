@@ -127,6 +127,7 @@ class EngineClient(QObject):
         super().__init__(parent)
         self.engine: Any = None  # for the endpoint and metrics only; engine calls go via submit
         self.is_warm = False
+        self._closing = False
         self._pending = 0
         self._live: set[Operation] = set()
         self._thread = QThread()
@@ -156,7 +157,10 @@ class EngineClient(QObject):
 
     # --- submitting ---------------------------------------------------------------------------
     def submit(self, op: Operation) -> Operation:
-        """Queue `op` on the worker; returns it (hold it to cancel)."""
+        """Queue `op` on the worker; returns it (hold it to cancel). Ignored once shut down."""
+        if self._closing:
+            log.debug("dropping %s: the engine worker is shut down", op.name)
+            return op
         self._live.add(op)
         self._pending += 1
         if self._pending == 1:
@@ -206,6 +210,8 @@ class EngineClient(QObject):
     @Slot(object, object)
     def _on_done(self, op: Operation, result: Any) -> None:
         self._finish(op)
+        if self._closing:  # late results after shutdown: the views are going away
+            return
         if op.success is not None:
             try:
                 op.success(result)
@@ -217,6 +223,8 @@ class EngineClient(QObject):
     @Slot(object, object)
     def _on_failed(self, op: Operation, exc: BaseException) -> None:
         self._finish(op)
+        if self._closing:
+            return
         if op.failure is not None:
             op.failure(exc)
         else:
@@ -232,6 +240,7 @@ class EngineClient(QObject):
     # --- shutdown -----------------------------------------------------------------------------
     def shutdown(self, timeout_ms: int = 15000) -> None:
         """Cancel running jobs, close the ledger on its own thread, stop the thread."""
+        self._closing = True
         if not self._thread.isRunning():
             return
         for op in list(self._live):
