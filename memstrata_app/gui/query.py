@@ -31,6 +31,7 @@ from .style import fmt_time, heading, muted
 from .worker import Operation
 
 log = logging.getLogger(__name__)
+MAX_QUERY_CHARS = 1000  # as the endpoint: it embeds only the end of a long turn
 HEADERS = ("#", "Score", "Sentence", "Key", "Valid from", "Valid to", "ID")
 
 
@@ -94,6 +95,9 @@ class QueryView(QWidget):
         self.block.setReadOnly(True)
         self.block.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self.timing = muted()
+        self.note = muted("A preview: it stores nothing. The endpoint first remembers the turn "
+                          "(so a turn that states a new value is answered with it), then "
+                          "retrieves exactly like this.")
         split = QSplitter()
         split.setOrientation(split.orientation().Vertical)
         top_w = QWidget()
@@ -113,6 +117,7 @@ class QueryView(QWidget):
         layout.addWidget(self.when)
         layout.addWidget(split, 1)
         layout.addWidget(self.timing)
+        layout.addWidget(self.note)
         state.as_of_changed.connect(self._on_as_of)
         self._format: Callable[[list[Any], datetime | None], str] | None = None
         self._on_as_of(state.as_of)
@@ -122,7 +127,7 @@ class QueryView(QWidget):
                           if t else "")
 
     def run(self) -> None:
-        q = self.question.text().strip()
+        q = self.question.text().strip()[-MAX_QUERY_CHARS:]
         if not q:
             return
         k, as_of = self.k.value(), self._state.as_of

@@ -81,12 +81,17 @@ def test_ledger_filters_search_and_chain(qtbot: Any, win: Any) -> None:
     assert win.timeline.key == ("Node", "version")
 
 
-def test_sorting_by_column_reloads_in_that_order(qtbot: Any, win: Any) -> None:
+def test_sorting_by_column_reloads_in_that_order(qtbot: Any, qtmodeltester: Any,
+                                                 win: Any) -> None:
     ledger = win.ledger
     with qtbot.waitSignal(ledger.model.loaded):
         ledger.table.sortByColumn(5, Qt.SortOrder.AscendingOrder)  # valid from
     got = [a.valid_from for a in rows(ledger.model)]
     assert got == sorted(got)
+    ledger.table.sortByColumn(4, Qt.SortOrder.AscendingOrder)  # the engine cannot sort by value:
+    header = ledger.table.horizontalHeader()  # the indicator stays where the rows are sorted
+    assert header.sortIndicatorSection() == 5
+    qtmodeltester.check(ledger.model, force_py=True)
 
 
 def test_as_of_slider_shows_the_old_value(qtbot: Any, win: Any) -> None:
