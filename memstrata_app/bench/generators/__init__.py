@@ -10,12 +10,12 @@ from .calibration import generate_pairs
 from .common import EVOLVING, CalibrationPair, Clock, Dataset, Item, Question, Statement
 from .evolving import Names, generate
 from .multi import generate_multi
-from .static import generate_near, generate_static
+from .static import generate_near, generate_near_ids, generate_static
 
 __all__ = ["EVOLVING", "CalibrationPair", "Dataset", "Item", "Question", "Statement", "build"]
 
-FULL = {"per_family": 64, "static": 64, "near_pairs": 32, "multi": 64}
-QUICK = {"per_family": 12, "static": 16, "near_pairs": 8, "multi": 12}
+FULL = {"per_family": 64, "static": 64, "near_pairs": 32, "near_id_pairs": 16, "multi": 64}
+QUICK = {"per_family": 12, "static": 16, "near_pairs": 8, "near_id_pairs": 4, "multi": 12}
 
 
 def questions(items: list[Item]) -> list[Question]:
@@ -71,6 +71,7 @@ def build(seed: int = 7, quick: bool = False, scale: dict[str, int] | None = Non
     items = generate(rng, size["per_family"], clock, names)
     items += generate_static(rng, size["static"], clock, names)
     items += generate_near(rng, size["near_pairs"], clock, names)
+    items += generate_near_ids(rng, size.get("near_id_pairs", 0), clock, names)
     items += generate_multi(rng, size["multi"], clock, names)
     stream = sorted((st for it in items for st in it.statements), key=lambda s: (s.at, s.item))
     stream = _late_arrivals(rng, items, stream, size.get("late_share", 15))

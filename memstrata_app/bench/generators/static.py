@@ -34,6 +34,22 @@ NEAR = [
 ]
 
 
+# near-duplicate pairs whose subjects differ only in an identifier, with the same value:
+# the two sentences differ in one value-like token, yet both facts hold at once
+NEAR_IDS = [
+    ("ticket", "Ticket {i} is assigned to the {v} team.", "Which team is ticket {i} assigned to?",
+     lambda r: str(r.randrange(2100, 9999)), vocab.TEAMS),  # never a year
+    ("worker", "Worker {i} consumes the {v} queue.", "Which queue does worker {i} consume?",
+     lambda r: str(r.randrange(1, 40)), [f"{s}-events" for s in vocab.SERVICES]),
+    ("migration", "Migration {i} belongs to the {v} team.",
+     "Which team does migration {i} belong to?", lambda r: f"{r.randrange(1, 999):04d}",
+     vocab.TEAMS),
+    ("gateway_port", "Port {i} on the gateway forwards to the {v} service.",
+     "Which service does port {i} on the gateway forward to?",
+     lambda r: str(r.randrange(10000, 20000)), vocab.SERVICES),  # apart from service ports
+]
+
+
 def _one(item_id: str, family: str, category: str, subject: str, tpl: str, q: str, value: str,
          clock: Clock) -> Item:
     item = Item(item_id, family, category, subject, q.format(s=subject), tpl, [value])
@@ -68,4 +84,24 @@ def generate_near(rng: random.Random, pairs: int, clock: Clock, names: Names) ->
         b = _one(f"near-{i:03d}b", "near_duplicate", cat, f"{b_env} {base}", tpl, q, vb, clock)
         a.sibling, b.sibling = b.id, a.id
         out += [a, b]
+    return out
+
+
+def generate_near_ids(rng: random.Random, pairs: int, clock: Clock, names: Names) -> list[Item]:
+    """`pairs` pairs of facts about two identifiers (ticket 1234 / ticket 5678) with one value."""
+    out = []
+    for i in range(pairs):
+        cat, tpl, q, ident, pool = NEAR_IDS[i % len(NEAR_IDS)]
+        a_id = names.take(cat, lambda: ident(rng))  # noqa: B023
+        b_id = names.take(cat, lambda: ident(rng))  # noqa: B023
+        v = rng.choice(pool)
+        items = []
+        for suffix, ident_ in (("a", a_id), ("b", b_id)):
+            subject = tpl.split(" {i}")[0].split()[-1] + f" {ident_}"  # "Ticket 2345"
+            it = _one(f"near-id-{i:03d}{suffix}", "near_duplicate", cat, subject,
+                      tpl.replace("{i}", ident_), q.replace("{i}", ident_), v, clock)
+            it.template = tpl  # one phrasing row per category in the report
+            items.append(it)
+        items[0].sibling, items[1].sibling = items[1].id, items[0].id
+        out += items
     return out
