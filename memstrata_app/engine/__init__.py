@@ -22,10 +22,11 @@ from .types import (
     Status,
     StoreCorrupt,
     StoreLocked,
+    TurnRecall,
 )
 
 __all__ = [
     "Action", "Assertion", "AssertionId", "Cancelled", "Cardinality", "EmbedderMismatch",
     "EngineError", "Extraction", "Hit", "IngestAction", "IngestResult", "LedgerFilter",
-    "MemoryEngine", "Metrics", "NotFound", "Status", "StoreCorrupt", "StoreLocked",
+    "MemoryEngine", "Metrics", "NotFound", "Status", "StoreCorrupt", "StoreLocked", "TurnRecall",
 ]

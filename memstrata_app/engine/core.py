@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 import apsw
 import numpy as np
@@ -42,6 +42,7 @@ from .types import (
     LedgerFilter,
     NotFound,
     Status,
+    TurnRecall,
 )
 from .write import RETRIEVABLE, Statement, WriteContext, find_duplicate, make_key
 from .write_ops import WriteOps
@@ -49,6 +50,7 @@ from .write_ops import WriteOps
 log = logging.getLogger(__name__)
 
 Progress = Callable[[int, int], None]  # (done, total)
+Sentence = tuple[str, float, tuple[Extraction, ...]]  # (sentence, time, extractions)
 BATCH = 256
 
 
@@ -148,7 +150,7 @@ class MemoryEngine(WriteOps):
             if cancel is not None and cancel.is_set():
                 raise Cancelled(f"import cancelled after {start} of {total} texts")
             chunk = work[start:start + BATCH]
-            per_text: list[list[tuple[str, float, tuple[Extraction, ...]]]] = []
+            per_text: list[list[Sentence]] = []
             for text, at in chunk:
                 ts = to_ts(to_utc(at))
                 assert ts is not None
@@ -165,16 +167,29 @@ class MemoryEngine(WriteOps):
                 progress(min(start + BATCH, total), total)
         return results
 
-    def _prepare(self, sentences: list[tuple[str, float, tuple[Extraction, ...]]],
-                 source: str) -> list[Statement]:
-        """Hashing and embedding happen here, outside the writer's transaction."""
+    @overload
+    def _prepare(self, sentences: list[Sentence], source: str) -> list[Statement]: ...
+
+    @overload
+    def _prepare(self, sentences: list[Sentence], source: str,
+                 extra: str) -> tuple[list[Statement], np.ndarray]: ...
+
+    def _prepare(self, sentences: list[Sentence], source: str,
+                 extra: str | None = None) -> Any:
+        """Hashing and embedding happen here, outside the writer's transaction.
+
+        `extra` (a query) is embedded in the same batch; its vector is returned too.
+        """
         hashes = [text_hash(s) for s, _, _ in sentences]
-        known = self._standing_hashes(hashes)
+        known = self._standing_hashes(hashes) if hashes else set()
         to_embed = sorted({s for (s, _, _), h in zip(sentences, hashes, strict=True)
                            if h not in known})
-        vecs = dict(zip(to_embed, self.embedder.embed(to_embed), strict=True)) if to_embed else {}
-        return [Statement(s, h, exts, vecs.get(s), at, source)  # type: ignore[arg-type]
-                for (s, at, exts), h in zip(sentences, hashes, strict=True)]
+        batch = [*to_embed, extra] if extra is not None else to_embed
+        vectors = self.embedder.embed(batch) if batch else []
+        vecs = dict(zip(to_embed, vectors, strict=False))
+        prepared = [Statement(s, h, exts, vecs.get(s), at, source)  # type: ignore[arg-type]
+                    for (s, at, exts), h in zip(sentences, hashes, strict=True)]
+        return prepared if extra is None else (prepared, vectors[-1])
 
     def _standing_hashes(self, hashes: list[str]) -> set[str]:
         found: set[str] = set()
@@ -204,15 +219,41 @@ class MemoryEngine(WriteOps):
     # --- read path -----------------------------------------------------------------------
     def retrieve(self, query: str, k: int = 5, as_of: datetime | None = None) -> list[Hit]:
         """Cosine top-k over the facts valid at `as_of` (default now), as original sentences."""
-        if not isinstance(query, str) or not query.strip():
-            raise EngineError("retrieve needs a non-empty query")
-        if k < 1:
-            raise EngineError("k must be at least 1")
+        _check_query(query, k)
         t0 = time.perf_counter()
+        hits = self._search(self.embedder.embed([query])[0], k, as_of)
+        self.metrics.record("retrieve", (time.perf_counter() - t0) * 1000)
+        return hits
+
+    def ingest_and_retrieve(self, text: str, query: str | None = None, k: int = 5,
+                            source: str = "api", at: datetime | None = None) -> TurnRecall:
+        """Remember `text`, then retrieve for `query` (default: the text) as of now.
+
+        One embedding batch serves both, which is what a chat turn needs: the endpoint's
+        write-then-read costs one model call instead of two.
+        """
+        if not isinstance(text, str):
+            raise EngineError("ingest takes text (a string)")
+        query = text if query is None else query
+        _check_query(query, k)
+        t0 = time.perf_counter()
+        at_ts = to_ts(to_utc(at))
+        assert at_ts is not None
+        prepared, qv = self._prepare(statements(text, at_ts), source, extra=query)
+        per_statement = self._write(prepared) if prepared else []
+        t1 = time.perf_counter()
+        hits = self._search(qv, k, None)
+        t2 = time.perf_counter()
+        ingest_ms, retrieve_ms = (t1 - t0) * 1000, (t2 - t1) * 1000
+        self.metrics.record("ingest", ingest_ms)
+        self.metrics.record("retrieve", retrieve_ms)
+        result = IngestResult(tuple(a for acts in per_statement for a in acts))
+        return TurnRecall(result, hits, ingest_ms, retrieve_ms)
+
+    def _search(self, qv: np.ndarray, k: int, as_of: datetime | None) -> list[Hit]:
         at = to_ts(to_utc(as_of))
         assert at is not None
         index = self._sync_index()
-        qv = self.embedder.embed([query])[0]
         pairs = index.search(qv, k * 3, at)
         rows = self._rows([i for i, _ in pairs])
         hits: list[Hit] = []
@@ -228,7 +269,6 @@ class MemoryEngine(WriteOps):
                             a.valid_to, a.recorded_at, a.status, a.source))
             if len(hits) == k:
                 break
-        self.metrics.record("retrieve", (time.perf_counter() - t0) * 1000)
         return hits
 
     def history(self, subject: str, relation: str) -> list[Assertion]:
@@ -400,7 +440,14 @@ class MemoryEngine(WriteOps):
             last = rows[-1][0]
 
 
-def statements(text: str, at: float) -> list[tuple[str, float, tuple[Extraction, ...]]]:
+def _check_query(query: str, k: int) -> None:
+    if not isinstance(query, str) or not query.strip():
+        raise EngineError("retrieve needs a non-empty query")
+    if k < 1:
+        raise EngineError("k must be at least 1")
+
+
+def statements(text: str, at: float) -> list[Sentence]:
     """The text's statements with their extractions: rules first, then the value-slot frame.
 
     Requests to the assistant ("please fix …") that state nothing are not stored.

@@ -179,6 +179,16 @@ class Hit:
 
 
 @dataclass(frozen=True, slots=True)
+class TurnRecall:
+    """A chat turn remembered and answered in one step, with each half's wall time."""
+
+    ingested: IngestResult
+    hits: list[Hit]
+    ingest_ms: float
+    retrieve_ms: float
+
+
+@dataclass(frozen=True, slots=True)
 class LedgerFilter:
     """Which rows a ledger listing shows (all fields optional, AND-ed)."""
 

@@ -56,14 +56,20 @@ class MemoryService:
                 and len(turns.assistant) <= MAX_INGEST_CHARS):
             eng.ingest(turns.assistant, source=f"{source}:assistant")
         user = turns.user or ""
+        query, k = user[-MAX_QUERY_CHARS:], int(self.settings.get("injection_k"))
         if len(user) <= MAX_INGEST_CHARS:
-            eng.ingest(user, source=source)
+            # one embedding batch for the new sentences and the query
+            recall = eng.ingest_and_retrieve(user, query=query, k=k, source=source)
+            hits = recall.hits
+            metrics.record("endpoint.ingest", (time.perf_counter() - t0) * 1000
+                           - recall.retrieve_ms)
+            metrics.record("endpoint.retrieve", recall.retrieve_ms)
         else:
             log.debug("turn of %d chars not ingested (over %d)", len(user), MAX_INGEST_CHARS)
-        t1 = time.perf_counter()
-        metrics.record("endpoint.ingest", (t1 - t0) * 1000)
-        hits = eng.retrieve(user[-MAX_QUERY_CHARS:], k=int(self.settings.get("injection_k")))
-        metrics.record("endpoint.retrieve", (time.perf_counter() - t1) * 1000)
+            t1 = time.perf_counter()
+            metrics.record("endpoint.ingest", (t1 - t0) * 1000)
+            hits = eng.retrieve(query, k=k)
+            metrics.record("endpoint.retrieve", (time.perf_counter() - t1) * 1000)
         block = format_block(hits)
         return Recall(block, "injected" if block else "empty", len(hits))
 

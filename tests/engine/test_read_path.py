@@ -89,3 +89,19 @@ def test_metrics_record_retrieve_and_ingest(engine):
     s = engine.metrics.summary()
     assert s["ingest"]["count"] == 1 and s["retrieve"]["count"] == 1
     assert s["retrieve"]["p50"] > 0
+
+
+def test_ingest_and_retrieve_answers_a_turn_with_its_own_new_value(engine):
+    engine.ingest("The auth service port is 8080.", at=day(0))
+    recall = engine.ingest_and_retrieve(
+        "The auth service port is now 9090. Which port should the client use?", k=3)
+    assert [a.action.value for a in recall.ingested] == ["superseded"]
+    texts = [h.text for h in recall.hits]
+    assert "The auth service port is now 9090." in texts
+    assert "The auth service port is 8080." not in texts
+    assert recall.ingest_ms > 0 and recall.retrieve_ms > 0
+    # the same turn again: a duplicate, nothing new stored, same answer
+    again = engine.ingest_and_retrieve(
+        "The auth service port is now 9090. Which port should the client use?", k=3)
+    assert [a.action.value for a in again.ingested] == ["duplicate"]
+    assert [h.assertion_id for h in again.hits] == [h.assertion_id for h in recall.hits]
