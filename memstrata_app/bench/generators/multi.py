@@ -9,10 +9,13 @@ from . import vocab
 from .common import Clock, Item, Statement
 from .evolving import Names
 
+# (category, ((statement, removal), ...), question, member pool)
 MULTI = [
-    ("depends_on", "The {s} depends on {v}.", "The {s} no longer depends on {v}.",
+    ("depends_on", (("The {s} depends on {v}.", "The {s} no longer depends on {v}."),
+                    ("The {s} needs {v} to run.", "The {s} no longer needs {v} to run.")),
      "What does the {s} depend on?", vocab.BACKINGS),
-    ("supports", "The {s} supports {v} files.", "The {s} no longer supports {v} files.",
+    ("supports", (("The {s} supports {v} files.", "The {s} no longer supports {v} files."),
+                  ("The {s} can import {v} files.", "The {s} can no longer import {v} files.")),
      "Which file formats does the {s} support?", vocab.FORMATS),
 ]
 
@@ -21,7 +24,8 @@ def generate_multi(rng: random.Random, n: int, clock: Clock, names: Names) -> li
     """`n` items of 2-4 members said over time; a third of them lose one member."""
     out = []
     for i in range(n):
-        cat, tpl, removal, q, pool = MULTI[i % len(MULTI)]
+        cat, phrasings, q, pool = MULTI[i % len(MULTI)]
+        tpl, removal = rng.choice(phrasings)
         subject = names.take(cat, lambda: f"{rng.choice(vocab.SERVICES)} service")
         members = rng.sample(pool, rng.randint(2, 4))
         item = Item(f"multi-{i:03d}", "multi_valued", cat, subject, q.format(s=subject), tpl,
