@@ -66,11 +66,14 @@ def answer_level(model: str, questions: list[Question], contexts: dict[str, list
             log(f"answer level: {system}, {mode}, {len(idx)} questions ...")
             for i in idx:
                 lines = "\n".join(f"- {t}" for t in ctx[i]) or "(empty)"
-                resp = client.chat(model=model, messages=[
-                    {"role": "system", "content": SYSTEM + rule},
-                    {"role": "user",
-                     "content": f"Context:\n{lines}\n\nQuestion: {questions[i].query}"},
-                ], options={"temperature": 0, "seed": seed})
+                try:
+                    resp = client.chat(model=model, messages=[
+                        {"role": "system", "content": SYSTEM + rule},
+                        {"role": "user",
+                         "content": f"Context:\n{lines}\n\nQuestion: {questions[i].query}"},
+                    ], options={"temperature": 0, "seed": seed})
+                except Exception as e:  # the server went away or refused mid-run
+                    return {"message": f"answer level stopped: {model} failed ({e})."}
                 c[judge(resp["message"]["content"], questions[i])] += 1
     n = len(idx)
     table = [["system", "mode", "correct", "stale answer", "abstained", "other wrong"]]

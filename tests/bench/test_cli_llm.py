@@ -67,3 +67,18 @@ def test_answer_level_against_the_ollama_stand_in() -> None:
     assert res["counts"]["naive_rag/forced"]["stale"] == 1
     assert res["counts"]["memstrata/may_abstain"]["correct"] == 1
     assert len(res["table"]) == 1 + 2 * 2
+
+
+def test_answer_level_reports_a_model_failure_instead_of_crashing(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import memstrata_app.bench.llm as llm
+
+    class Broken:
+        def chat(self, **_kw):
+            raise ConnectionError("connection reset")
+
+    monkeypatch.setattr(llm, "reachable", lambda *_a: None)
+    monkeypatch.setattr(llm, "_client", lambda _h: Broken())
+    res = answer_level("m", [_q()], {"naive_rag": [["x"]]})
+    assert res["message"].startswith("answer level stopped")
+    assert "connection reset" in res["message"]
