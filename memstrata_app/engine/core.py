@@ -27,7 +27,15 @@ from .extract import (
 from .index import VectorIndex
 from .metrics import Metrics
 from .slots import frame_extraction, is_request
-from .store import COLUMNS, KNOWN_ERRORS, Readers, Writer, row_to_assertion, translate
+from .store import (
+    COLUMNS,
+    KNOWN_ERRORS,
+    Readers,
+    Writer,
+    row_to_assertion,
+    scalar,
+    translate,
+)
 from .timeutil import from_ts, to_ts, to_utc
 from .types import (
     Assertion,
@@ -44,7 +52,14 @@ from .types import (
     Status,
     TurnRecall,
 )
-from .write import RETRIEVABLE, Statement, WriteContext, find_duplicate, make_key
+from .write import (
+    RETRIEVABLE,
+    Statement,
+    WriteContext,
+    find_duplicate,
+    make_key,
+    resolve_subject,
+)
 from .write_ops import WriteOps
 
 log = logging.getLogger(__name__)
@@ -86,6 +101,7 @@ class MemoryEngine(WriteOps):
         readers = Readers(path)
         try:
             recorded = dict(readers.query("SELECT k, v FROM meta WHERE k IN ('embedder','dim')"))
+            emb: Embedder
             if embedder == "auto" and "embedder" in recorded:
                 name = recorded["embedder"]
                 emb = (OllamaEmbedder(name.split(":", 1)[1], ollama_host)
@@ -185,7 +201,7 @@ class MemoryEngine(WriteOps):
         to_embed = sorted({s for (s, _, _), h in zip(sentences, hashes, strict=True)
                            if h not in known})
         batch = [*to_embed, extra] if extra is not None else to_embed
-        vectors = self.embedder.embed(batch) if batch else []
+        vectors: Any = self.embedder.embed(batch) if batch else []
         vecs = dict(zip(to_embed, vectors, strict=False))
         prepared = [Statement(s, h, exts, vecs.get(s), at, source)  # type: ignore[arg-type]
                     for (s, at, exts), h in zip(sentences, hashes, strict=True)]
@@ -273,23 +289,12 @@ class MemoryEngine(WriteOps):
 
     def history(self, subject: str, relation: str) -> list[Assertion]:
         """A key's supersession chain, oldest first (renames followed)."""
-        subj = self._resolve_subject_read(normalize_entity(subject))
+        subj = resolve_subject(self._readers.query, normalize_entity(subject))
         key = make_key(subj, normalize_relation(relation))
         rows = self._readers.query(
             f"SELECT {COLUMNS} FROM assertions WHERE key=? AND status IN"
             " ('active','superseded','retracted') ORDER BY valid_from, id", (key,))
         return [row_to_assertion(r) for r in rows]
-
-    def _resolve_subject_read(self, subject_norm: str) -> str:
-        seen = {subject_norm}
-        while True:
-            r = self._readers.query(
-                "SELECT subject_norm FROM assertions WHERE relation_norm='name' AND"
-                " object_norm=? AND status='active' ORDER BY id DESC LIMIT 1", (subject_norm,))
-            if not r or r[0][0] in seen:
-                return subject_norm
-            subject_norm = r[0][0]
-            seen.add(subject_norm)
 
     def _rows(self, ids: list[int]) -> dict[int, Assertion]:
         if not ids:
@@ -321,7 +326,7 @@ class MemoryEngine(WriteOps):
         conn = self._readers.conn()
         try:
             conn.execute("BEGIN")
-            gen = int(conn.execute("SELECT v FROM meta WHERE k='generation'").fetchone()[0])
+            gen = int(scalar(conn, "SELECT v FROM meta WHERE k='generation'"))
             rows = conn.execute(
                 "SELECT a.id, a.valid_from, a.valid_to, a.status, v.embedding FROM assertions a"
                 " JOIN vectors v ON v.rowid = a.id ORDER BY a.id").fetchall()
@@ -334,8 +339,9 @@ class MemoryEngine(WriteOps):
         ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=n)
         vfrom = np.fromiter((r[1] for r in rows), dtype=np.float64, count=n)
         vto = np.fromiter((np.inf if r[2] is None else r[2] for r in rows), np.float64, count=n)
-        ok = np.fromiter((Status(r[3]) in RETRIEVABLE for r in rows), dtype=bool, count=n)
-        vecs = (np.frombuffer(b"".join(r[4] for r in rows), dtype=np.float32).reshape(n, dim)
+        ok = np.array([Status(str(r[3])) in RETRIEVABLE for r in rows], dtype=bool)
+        blob = b"".join(bytes(r[4]) for r in rows)  # type: ignore[arg-type]
+        vecs = (np.frombuffer(blob, dtype=np.float32).reshape(n, dim)
                 if n else np.zeros((0, dim), dtype=np.float32))
         index.load(ids, vecs, vfrom, vto, ok, gen)
 
@@ -346,7 +352,7 @@ class MemoryEngine(WriteOps):
     @staticmethod
     def _bump(conn: apsw.Connection) -> int:
         conn.execute("UPDATE meta SET v = CAST(v AS INTEGER) + 1 WHERE k='generation'")
-        return int(conn.execute("SELECT v FROM meta WHERE k='generation'").fetchone()[0])
+        return int(scalar(conn, "SELECT v FROM meta WHERE k='generation'"))
 
     def _run_write(self, job: Callable[[apsw.Connection], tuple[Any, WriteContext, int]]) -> Any:
         """Run a write job; publish its index changes before COMMIT so readers never lag."""

@@ -127,10 +127,18 @@ def connect(path: Path) -> apsw.Connection:
     return conn
 
 
+def scalar(conn: apsw.Connection, sql: str, params: Any = ()) -> Any:
+    """The first column of the first row of a query that always returns one."""
+    row = conn.execute(sql, params).fetchone()
+    if row is None:
+        raise EngineError(f"the ledger is missing data the query expects: {sql}")
+    return row[0]
+
+
 def migrate(conn: apsw.Connection, path: Path) -> None:
     """Run the migrations newer than `PRAGMA user_version`, each in its own transaction."""
     try:
-        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        version = scalar(conn, "PRAGMA user_version")
     except KNOWN_ERRORS as e:
         raise translate(e, path) from e
     if version > SCHEMA_VERSION:
@@ -140,7 +148,7 @@ def migrate(conn: apsw.Connection, path: Path) -> None:
     for v in range(version, SCHEMA_VERSION):
         try:
             conn.execute("BEGIN IMMEDIATE")
-            if conn.execute("PRAGMA user_version").fetchone()[0] != v:
+            if scalar(conn, "PRAGMA user_version") != v:
                 conn.execute("ROLLBACK")  # another process migrated meanwhile
                 continue
             conn.execute(MIGRATIONS[v])

@@ -112,13 +112,15 @@ def find_duplicate(ctx: WriteContext, text_hash: str) -> int | None:
     return r[0][0] if r else None
 
 
-def resolve_subject(ctx: WriteContext, subject_norm: str) -> str:
-    """Follow renames: a name that is the current `name` of an entity keys that entity."""
+def resolve_subject(q: Callable[[str, tuple], list[tuple]], subject_norm: str) -> str:
+    """Follow renames: a name that is the current `name` of an entity keys that entity.
+
+    `q` runs a query on whichever connection the caller holds (writer or reader).
+    """
     seen = {subject_norm}
     while True:
-        r = ctx.q(
-            "SELECT subject_norm FROM assertions WHERE relation_norm='name' AND object_norm=?"
-            " AND status='active' ORDER BY id DESC LIMIT 1", (subject_norm,))
+        r = q("SELECT subject_norm FROM assertions WHERE relation_norm='name' AND object_norm=?"
+              " AND status='active' ORDER BY id DESC LIMIT 1", (subject_norm,))
         if not r or r[0][0] in seen:
             return subject_norm
         subject_norm = r[0][0]

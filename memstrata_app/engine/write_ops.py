@@ -38,7 +38,11 @@ from .write import (
 )
 
 if TYPE_CHECKING:
-    from .core import MemoryEngine
+    from datetime import datetime
+
+    from .index import VectorIndex
+    from .store import Readers
+    from .types import IngestResult, LedgerFilter
 
 Progress = Callable[[int, int], None]
 
@@ -55,7 +59,25 @@ def make_triple(subject: str, relation: str, obj: str,
 class WriteOps:
     """Mixed into MemoryEngine; every method here writes through the single writer."""
 
-    def write_statement(self: MemoryEngine, ctx: WriteContext,
+    if TYPE_CHECKING:  # provided by MemoryEngine
+        embedder: Embedder
+        _readers: Readers
+        _index: VectorIndex | None
+
+        def _run_write(self, job: Callable[[apsw.Connection], tuple[Any, WriteContext, int]]
+                       ) -> Any: ...
+        def _context(self, conn: apsw.Connection,
+                     vocab: dict[str, Cardinality]) -> WriteContext: ...
+        @staticmethod
+        def _bump(conn: apsw.Connection) -> int: ...
+        def vocabulary(self) -> dict[str, Cardinality]: ...
+        def get(self, assertion_id: int) -> Assertion: ...
+        def count_assertions(self, flt: LedgerFilter | None = None) -> int: ...
+        def ingest_many(self, items: Iterable[str | tuple[str, datetime | None]],
+                        source: str = "import", progress: Progress | None = None,
+                        cancel: threading.Event | None = None) -> list[IngestResult]: ...
+
+    def write_statement(self, ctx: WriteContext,
                         st: Statement) -> list[IngestAction]:
         """Duplicate short-circuit, then plain fact or one decision per extraction."""
         dup = find_duplicate(ctx, st.text_hash)
@@ -71,10 +93,10 @@ class WriteOps:
             return [IngestAction(Action.PROSE, row_id, st.sentence)]
         return [self._apply_extraction(ctx, st, ex) for ex in st.extractions]
 
-    def _apply_extraction(self: MemoryEngine, ctx: WriteContext, st: Statement,
+    def _apply_extraction(self, ctx: WriteContext, st: Statement,
                           ex: Extraction) -> IngestAction:
         tr = make_triple(ex.subject, ex.relation, ex.object, ctx.vocabulary)
-        tr = replace(tr, subject_norm=resolve_subject(ctx, tr.subject_norm))
+        tr = replace(tr, subject_norm=resolve_subject(ctx.q, tr.subject_norm))
         t = to_ts(ex.effective_from) if ex.effective_from is not None else st.at
         assert t is not None
         common = dict(kind="assertion", text=st.sentence, text_hash=st.text_hash,
@@ -95,7 +117,7 @@ class WriteOps:
         return replace(act, text=st.sentence, confidence=ex.confidence)
 
     # --- review queue ------------------------------------------------------------------------
-    def approve(self: MemoryEngine, assertion_id: int, subject: str | None = None,
+    def approve(self, assertion_id: int, subject: str | None = None,
                 relation: str | None = None, object: str | None = None) -> IngestAction:
         """Apply a quarantined extraction (optionally edited) with full supersession."""
         a = self._quarantined_row(assertion_id)
@@ -108,7 +130,7 @@ class WriteOps:
         def job(conn: apsw.Connection) -> tuple[IngestAction, WriteContext, int]:
             ctx = self._context(conn, vocab)
             _ = self._quarantined_row(assertion_id, ctx)
-            trr = replace(tr, subject_norm=resolve_subject(ctx, tr.subject_norm))
+            trr = replace(tr, subject_norm=resolve_subject(ctx.q, tr.subject_norm))
             t = to_ts(a.valid_from)
             assert t is not None
             ctx.conn.execute(
@@ -138,7 +160,7 @@ class WriteOps:
 
         return self._run_write(job)
 
-    def reject(self: MemoryEngine, assertion_id: int) -> Assertion:
+    def reject(self, assertion_id: int) -> Assertion:
         """Refuse a quarantined extraction; it stays in the ledger for audit."""
         self._quarantined_row(assertion_id)
 
@@ -153,7 +175,7 @@ class WriteOps:
         self._run_write(job)
         return self.get(assertion_id)
 
-    def would_retire(self: MemoryEngine, assertion_id: int) -> list[Assertion]:
+    def would_retire(self, assertion_id: int) -> list[Assertion]:
         """What approving this quarantined extraction would close, as things stand."""
         a = self._quarantined_row(assertion_id)
         if a.key is None:
@@ -174,7 +196,7 @@ class WriteOps:
                 out.append(r)
         return out
 
-    def _quarantined_row(self: MemoryEngine, assertion_id: int,
+    def _quarantined_row(self, assertion_id: int,
                          ctx: WriteContext | None = None) -> Assertion:
         if ctx is None:
             a = self.get(assertion_id)
@@ -188,7 +210,7 @@ class WriteOps:
                               " review")
         return a
 
-    def forget(self: MemoryEngine, assertion_id: int, reason: str = "forgotten") -> Assertion:
+    def forget(self, assertion_id: int, reason: str = "forgotten") -> Assertion:
         """Retract a fact: it stops being valid now and is kept for audit."""
         a = self.get(assertion_id)
         if a.status not in (Status.ACTIVE, Status.PLAIN, Status.SUPERSEDED):
@@ -208,7 +230,7 @@ class WriteOps:
         return self.get(assertion_id)
 
     # --- import and reindex ------------------------------------------------------------------
-    def import_records(self: MemoryEngine, records: Iterable[dict[str, Any]],
+    def import_records(self, records: Iterable[dict[str, Any]],
                        progress: Progress | None = None,
                        cancel: threading.Event | None = None) -> int:
         """Restore exported rows. Into an empty ledger: exactly (statuses, times, chains).
@@ -249,7 +271,7 @@ class WriteOps:
 
         return self._run_write(job)
 
-    def _embed_batches(self: MemoryEngine, texts: list[str], progress: Progress | None,
+    def _embed_batches(self, texts: list[str], progress: Progress | None,
                        cancel: threading.Event | None, embedder: Embedder | None = None,
                        batch: int = 256) -> list[np.ndarray]:
         emb = embedder or self.embedder
@@ -262,7 +284,7 @@ class WriteOps:
                 progress(min(i + batch, len(texts)), len(texts))
         return out
 
-    def reindex(self: MemoryEngine, embedder: Any, progress: Progress | None = None,
+    def reindex(self, embedder: Any, progress: Progress | None = None,
                 cancel: threading.Event | None = None) -> int:
         """Re-embed every row with another embedder; all or nothing (cancel changes nothing)."""
         emb = resolve_embedder(embedder)
