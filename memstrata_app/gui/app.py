@@ -57,9 +57,23 @@ def main(argv: list[str] | None = None) -> int:
     if not win.tray.available:
         app.setQuitOnLastWindowClosed(True)
     app.aboutToQuit.connect(win.shutdown)
+    _quit_on_signals(app, win.quit)
     code = app.exec()
     win.shutdown()
     return int(code)
+
+
+def _quit_on_signals(app: object, quit_app: object) -> None:
+    """Ctrl-C or SIGTERM closes cleanly (Python sees signals only when it runs: tick a timer)."""
+    import signal
+
+    from PySide6.QtCore import QTimer
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: quit_app())  # type: ignore[operator]
+    tick = QTimer(app, interval=250)  # type: ignore[call-overload]
+    tick.timeout.connect(lambda: None)
+    tick.start()
 
 
 if __name__ == "__main__":
