@@ -158,9 +158,9 @@ def extract(sentence: str, at: datetime | None = None) -> list[Extraction]:
     toks = WORD_RE.findall(w.lower())
     kv = RULES["kv"].match(w)
     if kv and not _hedged(toks):
-        got = h_kv(kv)
-        if got:
-            return _build([(t, False) for t in got], sentence, None)
+        kv_got = h_kv(kv)
+        if kv_got:
+            return _build([(t, False) for t in kv_got], sentence, None)
     reported = REPORTED_RE.match(w)
     if reported:
         w = w[reported.end():]

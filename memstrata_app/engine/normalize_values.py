@@ -183,9 +183,8 @@ def split_key(phrase: str) -> tuple[str, str, bool] | None:
     if m:
         owner, head = clean_subject(m.group("o")), normalize_entity(m.group("h"))
         if owner and head:
-            rel = COMPOUND_ATTRIBUTES.get(head) or ATTRIBUTE_WORDS.get(head)
-            if rel is None:
-                rel = normalize_relation(head)
+            rel = (COMPOUND_ATTRIBUTES.get(head) or ATTRIBUTE_WORDS.get(head)
+                   or normalize_relation(head))
             return owner, rel, head in COMPOUND_ATTRIBUTES or head in ATTRIBUTE_WORDS
     toks = list(_TOKEN.finditer(p))
     lows = [t.group(0).lower() for t in toks]
@@ -193,9 +192,10 @@ def split_key(phrase: str) -> tuple[str, str, bool] | None:
         if len(lows) < n:
             continue
         tail = " ".join(lows[-n:])
-        rel = COMPOUND_ATTRIBUTES.get(tail) if n > 1 else ATTRIBUTE_WORDS.get(tail)
-        if rel is None:
+        found = COMPOUND_ATTRIBUTES.get(tail) if n > 1 else ATTRIBUTE_WORDS.get(tail)
+        if found is None:
             continue
+        rel = found
         owner = p[: toks[-n].start()].rstrip(" _-")
         if not owner:
             return p, "value", True

@@ -124,7 +124,8 @@ def h_kv(m: re.Match[str]) -> list[Triple] | None:
     if " " not in key and "." in key and not key.startswith("."):
         owner, _, last = key.rpartition(".")
         rel = ATTRIBUTE_WORDS.get(last.lower())
-        split = (owner, rel, True) if rel else (key, "value", False)
+        split: tuple[str, str, bool] | None = (owner, rel, True) if rel else (key, "value",
+                                                                              False)
     else:
         split = split_key(key)
     if split is None:

@@ -52,10 +52,11 @@ _KIND_TAIL_ANY = re.compile(r"\s+(?:function|method|helper|component)$", _I)
 
 def h_rename(m: re.Match[str]) -> list[Triple] | None:
     g = m.groupdict()
-    old = (g.get("k") or g.get("k2") or "").replace("()", "")
-    new = trim_reason((g.get("v") or g.get("v2") or "").replace("()", "").strip())
-    old = clean_subject(_KIND_TAIL_ANY.sub("", _KIND_TAIL.sub("", _KIND_WORD.sub("", old.strip()))))
-    new = clean_object(_KIND_TAIL.sub("", _KIND_WORD.sub("", new.strip())), 4)
+    raw_old = (g.get("k") or g.get("k2") or "").replace("()", "")
+    raw_new = trim_reason((g.get("v") or g.get("v2") or "").replace("()", "").strip())
+    old = clean_subject(
+        _KIND_TAIL_ANY.sub("", _KIND_TAIL.sub("", _KIND_WORD.sub("", raw_old.strip()))))
+    new = clean_object(_KIND_TAIL.sub("", _KIND_WORD.sub("", raw_new.strip())), 4)
     if not old or not new or value_kind(new) == "prose":
         return None
     return [(old, "name", new, 0.9, "rule:rename")]
