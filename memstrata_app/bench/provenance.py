@@ -3,6 +3,7 @@ held-out phrasings were added (which would void the held-out figures if fitted t
 
 from __future__ import annotations
 
+import fnmatch
 import re
 import subprocess
 from pathlib import Path
@@ -10,8 +11,9 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 HELD_OUT = "memstrata_app/bench/generators/heldout.py"
-EXTRACTOR = ("memstrata_app/engine/extract.py", "memstrata_app/engine/vocabulary.py",
-             "memstrata_app/engine/normalize.py")
+EXTRACTOR = ("memstrata_app/engine/extract*.py", "memstrata_app/engine/normalize*.py",
+             "memstrata_app/engine/vocabulary*.py", "memstrata_app/engine/rules/*.py",
+             "memstrata_app/engine/slots.py")  # everything that turns a sentence into a key
 
 
 def _git(*args: str) -> str | None:
@@ -34,12 +36,15 @@ def new_held_out_words(since: str) -> list[str]:
 
     held = set().union(*(_words(t.replace("{s}", " ").replace("{v}", " "))
                          for tpls in HELD_OUT.values() for t in tpls))
+    listed = (_git("ls-tree", "-r", "--name-only", since, "--", "memstrata_app/engine") or "")
     then: set[str] = set()
+    for f in listed.splitlines():
+        if any(fnmatch.fnmatch(f, pat) for pat in EXTRACTOR):
+            then |= _words(_git("show", f"{since}:{f}") or "")
     now: set[str] = set()
-    for f in EXTRACTOR:
-        then |= _words(_git("show", f"{since}:{f}") or "")
-        path = ROOT / f
-        now |= _words(path.read_text(encoding="utf-8")) if path.exists() else set()
+    for pat in EXTRACTOR:
+        for path in ROOT.glob(pat):
+            now |= _words(path.read_text(encoding="utf-8"))
     return sorted((held & now) - then)
 
 
@@ -53,7 +58,8 @@ def provenance() -> dict[str, Any]:
     since: list[str] = []
     words: list[str] = []
     if added:
-        log = _git("log", "--format=%h %s", f"{added[-1]}..HEAD", "--", *EXTRACTOR) or ""
+        log = _git("log", "--format=%h %s", f"{added[-1]}..HEAD", "--",
+                   *(f":(glob){pat}" for pat in EXTRACTOR)) or ""
         since = [line for line in log.splitlines() if line]
         words = new_held_out_words(added[-1])
     return {"commit": head,

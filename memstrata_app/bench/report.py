@@ -115,7 +115,8 @@ def _provenance(p: dict[str, Any]) -> str:
             + ".")
     words = p.get("held_out_words_new_in_extractor") or []
     out += (f" Words of the held-out phrasings that appeared in the extractor's sources after "
-            f"they were added: {', '.join(words)}.\n" if words else
+            f"they were added (comments included; a hint to check, not proof of fitting): "
+            f"{', '.join(words)}.\n" if words else
             " No word of the held-out phrasings appeared in the extractor's sources since.\n")
     return out
 
