@@ -155,6 +155,8 @@ def ollama_host_url(value: str) -> str:
     """Turn an OLLAMA_HOST value (`host`, `host:port`, or a URL) into a base URL."""
     v = value.strip()
     if "://" not in v:
+        if v.count(":") > 1 and not v.startswith("["):  # a bare IPv6 address
+            v = f"[{v}]"
         v = "http://" + v
     u = urlparse(v)
     host = u.hostname or "127.0.0.1"

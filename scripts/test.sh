@@ -4,4 +4,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh --test
 export QT_QPA_PLATFORM=offscreen HF_HUB_OFFLINE=1 TOKENIZERS_PARALLELISM=false
+# lint and types first: cheap, and a failure here is a real failure
+.venv/bin/ruff check --quiet .
+.venv/bin/mypy --no-error-summary
 exec .venv/bin/python -m pytest "$@"
