@@ -85,6 +85,9 @@ class SettingsDialog(QDialog):
         editor.setObjectName(f"setting_{s.name}")
         error = QLabel()
         error.setStyleSheet(ERROR_STYLE)
+        policy = error.sizePolicy()
+        policy.setRetainSizeWhenHidden(not isinstance(editor, QCheckBox))  # room kept for a reason
+        error.setSizePolicy(policy)
         error.setVisible(False)
         self.editors[s.name], self.errors[s.name] = editor, error
         v.addWidget(editor)
@@ -113,8 +116,10 @@ class SettingsDialog(QDialog):
             reason = None
         except SettingsError as e:
             reason = str(e).split(": ", 1)[-1]
-        self.errors[name].setText(reason or "")
-        self.errors[name].setVisible(reason is not None)
+        error, editor = self.errors[name], self.editors[name]
+        error.setText(reason or "")
+        error.setVisible(reason is not None)
+        editor.setStyleSheet("" if reason is None else "border: 1px solid #c8553d;")
         return reason
 
     def save(self) -> None:
@@ -134,3 +139,4 @@ class SettingsDialog(QDialog):
         self.settings.save()
         self.message.setText("")
         self.accept()
+
