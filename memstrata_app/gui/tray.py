@@ -20,6 +20,7 @@ class TrayController(QObject):
                  parent: QObject | None = None):
         super().__init__(parent)
         self.endpoint = endpoint
+        self.review_count = 0
         self.available = (QSystemTrayIcon.isSystemTrayAvailable() if available is None
                           else available)
         self.menu = QMenu()
@@ -59,7 +60,12 @@ class TrayController(QObject):
         mem = "memory on" if ep.memory_enabled else "memory off (pass-through)"
         where = f"endpoint {ep.url}" if ep.running else (
             "endpoint stopped" if ep.available else "endpoint not installed")
-        self.icon.setToolTip(f"MemStrata — {mem}, {where}")
+        review = f", {self.review_count} awaiting review" if self.review_count else ""
+        self.icon.setToolTip(f"MemStrata — {mem}, {where}{review}")
+
+    def set_review_count(self, n: int) -> None:
+        self.review_count = n
+        self.refresh()
 
     def _on_memory(self, on: bool) -> None:
         self.endpoint.set_memory_enabled(on)

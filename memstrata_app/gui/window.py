@@ -182,6 +182,7 @@ class MainWindow(QMainWindow):
         self.tabs.setTabText(i, f"Review ({n})" if n else "Review")
         self.tabs.setTabIcon(i, badge_icon(n))
         self.tabs.setTabToolTip(i, f"{n} extraction{'s' if n != 1 else ''} awaiting review")
+        self.tray.set_review_count(n)
 
     def _on_endpoint_state(self) -> None:
         ep = self.endpoint

@@ -128,6 +128,7 @@ def test_review_approve_edit_and_reject_change_the_ledger(qtbot: Any, win: Any) 
         qtbot.waitSignal(review.loaded).wait()
     assert len(review.rows) == 2
     assert win.tabs.tabText(2) == "Review (2)"
+    assert "2 awaiting review" in win.tray.icon.toolTip()
     win.show_view("review")
     removal = next(i for i, a in enumerate(review.rows) if a.relation == "uses")
     review.table.selectRow(removal)
