@@ -6,6 +6,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
@@ -162,25 +163,36 @@ class MemoryEngine(WriteOps):
         work = [(it, None) if isinstance(it, str) else it for it in items]
         total = len(work)
         results: list[IngestResult] = []
-        for start in range(0, total, BATCH):
-            if cancel is not None and cancel.is_set():
-                raise Cancelled(f"import cancelled after {start} of {total} texts")
-            chunk = work[start:start + BATCH]
-            per_text: list[list[Sentence]] = []
-            for text, at in chunk:
-                ts = to_ts(to_utc(at))
-                assert ts is not None
-                per_text.append(statements(text, ts))
-            flat = [s for sents in per_text for s in sents]
-            prepared = self._prepare(flat, source)
-            per_statement = self._write(prepared) if prepared else []
+        pending: tuple[Future[Any], list[list[Sentence]], int] | None = None
+
+        def collect(p: tuple[Future[Any], list[list[Sentence]], int]) -> None:
+            fut, per_text, done = p
+            per_statement = fut.result()
             pos = 0
             for sents in per_text:
                 group = per_statement[pos:pos + len(sents)]
                 results.append(IngestResult(tuple(a for acts in group for a in acts)))
                 pos += len(sents)
             if progress is not None:
-                progress(min(start + BATCH, total), total)
+                progress(done, total)
+
+        # Pipelined: batch N+1 is extracted and embedded while the writer commits batch N.
+        for start in range(0, total, BATCH):
+            if cancel is not None and cancel.is_set():
+                if pending is not None:
+                    collect(pending)
+                raise Cancelled(f"import cancelled after {start} of {total} texts")
+            per_text: list[list[Sentence]] = []
+            for text, at in work[start:start + BATCH]:
+                ts = to_ts(to_utc(at))
+                assert ts is not None
+                per_text.append(statements(text, ts))
+            prepared = self._prepare([s for sents in per_text for s in sents], source)
+            if pending is not None:
+                collect(pending)
+            pending = (self._submit_statements(prepared), per_text, min(start + BATCH, total))
+        if pending is not None:
+            collect(pending)
         return results
 
     @overload
@@ -219,6 +231,9 @@ class MemoryEngine(WriteOps):
 
     def _write(self, prepared: list[Statement]) -> list[list[IngestAction]]:
         """Apply statements in one transaction; one list of actions per statement."""
+        return self._submit_statements(prepared).result()
+
+    def _submit_statements(self, prepared: list[Statement]) -> Future[list[list[IngestAction]]]:
         vocab = self.vocabulary()
 
         def job(conn: apsw.Connection) -> tuple[list[list[IngestAction]], WriteContext, int]:
@@ -230,7 +245,7 @@ class MemoryEngine(WriteOps):
                 out.append(self.write_statement(ctx, st))
             return out, ctx, self._bump(conn)
 
-        return self._run_write(job)
+        return self._submit_write(job)
 
     # --- read path -----------------------------------------------------------------------
     def retrieve(self, query: str, k: int = 5, as_of: datetime | None = None) -> list[Hit]:
@@ -355,7 +370,12 @@ class MemoryEngine(WriteOps):
         return int(scalar(conn, "SELECT v FROM meta WHERE k='generation'"))
 
     def _run_write(self, job: Callable[[apsw.Connection], tuple[Any, WriteContext, int]]) -> Any:
-        """Run a write job; publish its index changes before COMMIT so readers never lag."""
+        return self._submit_write(job).result()
+
+    def _submit_write(self, job: Callable[[apsw.Connection], tuple[Any, WriteContext, int]]
+                      ) -> Future[Any]:
+        """Queue a write job; its index changes are published before COMMIT so readers
+        never lag. The future holds the job's own result."""
         if self._closed:
             raise EngineError("the engine is closed")
 
@@ -370,13 +390,19 @@ class MemoryEngine(WriteOps):
                 else:
                     index.generation = -1  # another process wrote in between: reload
 
-        try:
-            result = self._writer.run(job, publish)
-        except BaseException:
-            if self._index is not None:
-                self._index.generation = -1  # the publish may have run before a failed COMMIT
-            raise
-        return result[0]
+        outer: Future[Any] = Future()
+
+        def done(inner: Future[tuple[Any, WriteContext, int]]) -> None:
+            err = inner.exception()
+            if err is not None:
+                if self._index is not None:
+                    self._index.generation = -1  # publish may have run before a failed COMMIT
+                outer.set_exception(err)
+            else:
+                outer.set_result(inner.result()[0])
+
+        self._writer.submit(job, publish).add_done_callback(done)
+        return outer
 
     # --- ledger listings (GUI, CLI, endpoint) --------------------------------------------
     def get(self, assertion_id: int) -> Assertion:

@@ -94,7 +94,7 @@ def insert_row(ctx: WriteContext, *, kind: str, text: str, text_hash: str, sourc
     row_id = ctx.conn.last_insert_rowid()
     ctx.conn.execute("INSERT INTO vectors(rowid, embedding) VALUES (?, ?)",
                      (row_id, np.ascontiguousarray(vector, dtype=np.float32).tobytes()))
-    ctx.touch(row_id, vector)
+    ctx.updates.append(IndexUpdate(row_id, valid_from, valid_to, status in RETRIEVABLE, vector))
     return AssertionId(row_id)
 
 
