@@ -43,7 +43,7 @@ class TrayController(QObject):
         self.icon.activated.connect(self._on_activated)
         endpoint.state_changed.connect(self.refresh)
         self.refresh()
-        if self.available:
+        if self.available and QSystemTrayIcon.isSystemTrayAvailable():
             self.icon.show()
 
     def refresh(self) -> None:
@@ -79,7 +79,7 @@ class TrayController(QObject):
             self.open_requested.emit()
 
     def notify(self, title: str, message: str) -> None:
-        if self.available:
+        if self.available and self.icon.isVisible():
             self.icon.showMessage(title, message, strata_icon(self.endpoint.memory_enabled), 6000)
 
     def hide(self) -> None:

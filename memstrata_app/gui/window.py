@@ -220,7 +220,8 @@ class MainWindow(QMainWindow):
     # --- closing ------------------------------------------------------------------------------
     def bring_to_front(self) -> None:
         self.show()
-        self.raise_()
+        if QApplication.platformName() != "offscreen":  # it has no window stack to raise in
+            self.raise_()
         self.activateWindow()
 
     def closeEvent(self, event: QCloseEvent) -> None:
