@@ -118,7 +118,7 @@ class IngestView(QWidget):
         if not text:
             return
         source = self.source.text().strip() or "app"
-        at = None if self.now.isChecked() else from_qdatetime(self.at.dateTime())
+        at = self.said_at()
         self.remember.setEnabled(False)
 
         def done(result: Any) -> None:
@@ -156,13 +156,19 @@ class IngestView(QWidget):
         if path:
             self.import_file(Path(path))
 
+    def said_at(self) -> datetime | None:
+        """The "Said at" field's time, or None for now."""
+        return None if self.now.isChecked() else from_qdatetime(self.at.dateTime())
+
     def import_file(self, path: Path) -> None:
+        """Statements without their own time take the "Said at" field's."""
         try:
             items = read_statements(path)
         except (OSError, ValueError) as e:
             self.import_status.setText(f"Could not read {path.name}: {e}")
             return
-        self.import_items(items, source=f"import:{path.name}")
+        at = self.said_at()
+        self.import_items([(text, t or at) for text, t in items], source=f"import:{path.name}")
 
     def import_items(self, items: list[Item], source: str = "import") -> Operation:
         """Run `ingest_many` on the worker; progress shows here and Cancel stops it."""

@@ -285,5 +285,14 @@ def test_import_file_reads_lines_and_json_lines(qtbot: Any, win: Any, tmp_path: 
     with qtbot.waitSignal(win.ingest.import_finished) as finished:
         win.ingest.import_file(good)
     assert finished.args == ["done", 1]
+    from memstrata_app.gui.style import to_qdatetime
+
+    win.ingest.now.setChecked(False)  # lines without a time take the "Said at" field's
+    win.ingest.at.setDateTime(to_qdatetime(T0 + timedelta(days=40)))
+    with qtbot.waitSignal(win.ingest.import_finished):
+        win.ingest.import_file(txt)
+    qtbot.waitUntil(lambda: any(a.object == "7000" for a in rows(win.ledger.model)))
+    seven = next(a for a in rows(win.ledger.model) if a.object == "7000")
+    assert abs(seven.valid_from - (T0 + timedelta(days=40))) < timedelta(minutes=1)
     win.ingest.import_file(bad)
     assert "Could not read bad.jsonl" in win.ingest.import_status.text()
