@@ -20,6 +20,7 @@ def memstrata_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Every test gets a fresh data dir; nothing touches the user's real ledger."""
     home = tmp_path / "memstrata-home"
     monkeypatch.setenv("MEMSTRATA_HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))  # login items
     monkeypatch.delenv("OLLAMA_HOST", raising=False)
     return home
 

@@ -7,13 +7,14 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox, QProgressDialog
 
+from .. import autostart
 from .settings_dialog import SettingsDialog
 from .worker import Operation
 
 if TYPE_CHECKING:
     from .window import MainWindow
 
-NEXT_START = ("quarantine_threshold", "start_at_login", "ollama_url", "chat_model")
+NEXT_START = ("ollama_url", "chat_model")
 
 
 def open_settings(win: MainWindow) -> SettingsDialog:
@@ -30,6 +31,15 @@ def apply_settings(win: MainWindow, changed: dict[str, Any]) -> None:
         win.endpoint.set_memory_enabled(bool(changed["memory_enabled"]))
     if "injection_k" in changed:
         win.query.k.setValue(int(changed["injection_k"]))
+    if "quarantine_threshold" in changed:
+        value = float(changed["quarantine_threshold"])
+        win.client.submit(Operation("set quarantine threshold",
+                                    lambda e: setattr(e, "quarantine_threshold", value)))
+    if "start_at_login" in changed:
+        try:
+            autostart.set_enabled(bool(changed["start_at_login"]))
+        except OSError as e:
+            QMessageBox.warning(win, "Start at login", f"Could not change the login item: {e}")
     if "endpoint_port" in changed and win.endpoint.running:
         win.endpoint.stop()
         win.endpoint.start()

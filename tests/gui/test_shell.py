@@ -162,3 +162,17 @@ def test_the_window_module_stays_light() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=60, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_saved_settings_take_effect_at_once(qtbot: Any, win: Any, tmp_path: Path) -> None:
+    """Quarantine threshold reaches the running engine; start at login writes the login item."""
+    from memstrata_app import autostart
+    from memstrata_app.gui.dialogs import apply_settings
+
+    qtbot.waitUntil(lambda: win.client.engine is not None, timeout=30000)
+    apply_settings(win, {"quarantine_threshold": 0.95, "start_at_login": True})
+    qtbot.waitUntil(lambda: win.client.engine.quarantine_threshold == 0.95, timeout=10000)
+    assert autostart.is_enabled()
+    assert str(tmp_path) in str(autostart._linux_entry())  # the test's own config dir
+    apply_settings(win, {"start_at_login": False})
+    assert not autostart.is_enabled()
