@@ -15,8 +15,8 @@ APP_ID = "memstrata"
 def launch_command() -> list[str]:
     """How to start the app from a login session: the installed bundle or this Python."""
     if getattr(sys, "frozen", False):
-        return [sys.executable]
-    return [sys.executable, "-m", "memstrata_app"]
+        return [sys.executable, "gui", "--tray"]
+    return [sys.executable, "-m", "memstrata_app", "gui", "--tray"]
 
 
 def _linux_entry() -> Path:

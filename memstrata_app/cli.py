@@ -89,7 +89,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--port", type=int, help="port on 127.0.0.1 (default: settings, 11435)")
 
     sub.add_parser("mcp", help="run the MCP server on stdio (Claude Code, Cursor)")
-    sub.add_parser("gui", help="open the desktop app")
+    s = sub.add_parser("gui", help="open the desktop app")
+    s.add_argument("--tray", action="store_true", help="start in the system tray, window hidden")
+    s.add_argument("--exit-when-ready", action="store_true", help=argparse.SUPPRESS)
     sub.add_parser("bench", help="benchmarks: `memstrata bench --help`", add_help=False)
     return p
 
@@ -102,12 +104,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return bench_main(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
-                        format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
-    if args.command in (None, "gui"):
+    if args.command in (None, "gui"):  # the app sets up its own logging
         from .gui.app import main as gui_main
 
-        return gui_main(["--db", str(args.db)] if args.db else [])
+        gui_args = ["--db", str(args.db)] if args.db else []
+        gui_args += [f"--{f.replace('_', '-')}" for f in ("tray", "exit_when_ready")
+                     if getattr(args, f, False)]
+        return gui_main(gui_args)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
+                        format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
     try:
         return COMMANDS[args.command](args)
     except CliError as e:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -127,3 +128,14 @@ def test_version_and_errors_in_a_real_process(tmp_path):
                           "a", "b"], capture_output=True, text=True)
     assert out.returncode == 1 and "Traceback" not in out.stderr
     assert out.stderr.startswith("memstrata: error:")
+
+
+def test_gui_command_passes_its_flags_to_the_app(tmp_path, memstrata_home):
+    memstrata_home.mkdir(parents=True, exist_ok=True)
+    (memstrata_home / "settings.json").write_text(json.dumps({"start_endpoint": False}))
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    out = subprocess.run([sys.executable, "-m", "memstrata_app", "--db", str(tmp_path / "g.db"),
+                          "gui", "--tray", "--exit-when-ready"], env=env, capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "interactive (ledger on screen)" in out.stderr

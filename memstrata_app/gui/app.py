@@ -15,6 +15,8 @@ log = logging.getLogger(__name__)
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="memstrata", description="MemStrata desktop app")
     p.add_argument("--db", type=Path, default=None, help="ledger file (default: in the data dir)")
+    p.add_argument("--tray", action="store_true",
+                   help="start in the system tray without opening the window (start at login)")
     p.add_argument("--exit-when-ready", action="store_true", help=argparse.SUPPRESS)
     return p.parse_args(argv)
 
@@ -35,6 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("MemStrata")
     app.setOrganizationName("MemStrata")
+    app.setDesktopFileName("memstrata")  # Wayland matches the window to memstrata.desktop
     app.setQuitOnLastWindowClosed(False)
     settings = Settings.load()
     db = args.db or paths.db_path()
@@ -42,7 +45,8 @@ def main(argv: list[str] | None = None) -> int:
                                    quarantine_threshold=settings.get("quarantine_threshold"))
     state = AppState(client, settings)
     win = MainWindow(state)
-    win.show()
+    if not (args.tray and win.tray.available):
+        win.show()
     shown_ms = (time.perf_counter() - _T0) * 1000
     log.info("window shown %.0f ms after the app module loaded", shown_ms)
 
