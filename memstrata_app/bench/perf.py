@@ -23,6 +23,7 @@ import numpy as np
 
 from ..engine import MemoryEngine
 from ..engine.embedders import LOCAL_NAME, shared_local_embedder
+from ..engine.index import cosine_scores
 from ..engine.metrics import percentile
 
 SERVICES = ["auth", "billing", "search", "payments", "gateway", "reports", "ledger", "notify",
@@ -115,7 +116,7 @@ def run_size(n: int, seed: int, queries: int, workdir: Path) -> dict[str, float]
             search.append((time.perf_counter() - t) * 1000)
             t = time.perf_counter()
             model.embed([q])  # plain cosine over every row: what RAG would do
-            scores = rows @ v
+            scores = cosine_scores(rows, v)
             top = np.argpartition(-scores, 5)[:5]
             top[np.argsort(-scores[top])]
             base_lat.append((time.perf_counter() - t) * 1000)

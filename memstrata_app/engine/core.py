@@ -58,8 +58,8 @@ from .write import (
     Statement,
     WriteContext,
     find_duplicate,
+    key_subject,
     make_key,
-    resolve_subject,
 )
 from .write_ops import WriteOps
 
@@ -304,8 +304,8 @@ class MemoryEngine(WriteOps):
 
     def history(self, subject: str, relation: str) -> list[Assertion]:
         """A key's supersession chain, oldest first (renames followed)."""
-        subj = resolve_subject(self._readers.query, normalize_entity(subject))
-        key = make_key(subj, normalize_relation(relation))
+        rel = normalize_relation(relation)
+        key = make_key(key_subject(self._readers.query, normalize_entity(subject), rel), rel)
         rows = self._readers.query(
             f"SELECT {COLUMNS} FROM assertions WHERE key=? AND status IN"
             " ('active','superseded','retracted') ORDER BY valid_from, id", (key,))

@@ -15,6 +15,22 @@ import numpy as np
 INF = np.inf
 
 
+def cosine_scores(matrix: np.ndarray, query: np.ndarray) -> np.ndarray:
+    """`matrix @ query` for L2-normalized rows, on torch's thread pool when torch is there.
+
+    NumPy's OpenBLAS keeps its own threads spinning after each call; on a small machine
+    they fight the embedder's torch threads and a 6 ms query embedding takes 50 ms. Doing
+    the scan in the same pool as the embedder avoids that (and is as fast or faster).
+    """
+    try:
+        import torch
+    except ImportError:  # pragma: no cover - torch comes with the local embedder
+        return matrix @ query
+    with torch.inference_mode():
+        out = torch.from_numpy(matrix) @ torch.from_numpy(np.ascontiguousarray(query))
+    return out.numpy()
+
+
 @dataclass(frozen=True, slots=True)
 class IndexUpdate:
     """A row's new retrieval state; `vector` only for rows new to the index."""
@@ -108,7 +124,7 @@ class VectorIndex:
             valid = int(np.count_nonzero(mask))
             if valid == 0:
                 return []
-            scores = self._vecs[:n] @ query  # one pass over the matrix; masking is cheaper
+            scores = cosine_scores(self._vecs[:n], query)  # one pass; masking is cheaper
             if valid < n:  # than gathering the valid rows into a copy first
                 scores[~mask] = -np.inf
             ids = self._ids[:n]

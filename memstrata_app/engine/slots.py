@@ -5,7 +5,8 @@ rules, a sentence whose value tokens (numbers with units, versions, `code`, "quo
 URLs) are masked gives a frame; the frame is the key and the last masked token the
 value. The same frame with another value supersedes by the ordinary rule — still no
 similarity threshold and no LLM. Numbers that name things ("incident 42", "#17",
-"step 3") stay part of the frame, so two different incidents never collide.
+"step 3", "Worker 31 consumes …") stay part of the frame, so two different things never
+collide.
 """
 
 from __future__ import annotations
@@ -34,6 +35,11 @@ _NAMING = re.compile(
     r"chapter|section|line|item|room|floor|sprint|week|day|q[1-4]|no\.|number|#)\s*$",
     re.IGNORECASE)
 _YEAR = re.compile(r"^(?:19|20)\d\d$")
+# "Worker 31 consumes …", "Port 8080 on the gateway forwards …": a bare number right after
+# the sentence's first word names the subject. Read as an identifier, never as the value:
+# a missed change costs as much as plain RAG; a false one hides a true fact.
+_LEAD_NAME = re.compile(r"^\W*(?:the\s+)?[A-Za-z][\w-]*\s+#?$", re.IGNORECASE)
+_BARE_NUMBER = re.compile(r"^\d+$")
 _REQUEST = re.compile(
     r"^(?:please|pls|can you|could you|would you|will you|let'?s|help me|explain|show me|"
     r"tell me|write|implement|fix|refactor|debug|generate|give me|thanks|thank you|hi|hello|"
@@ -49,7 +55,8 @@ def is_request(sentence: str) -> bool:
 def frame_extraction(sentence: str) -> list[Extraction]:
     """One (frame, "value", value) extraction when the sentence has a value slot, else []."""
     slots = [m for m in _SLOT.finditer(sentence)
-             if not _NAMING.search(sentence[:m.start()]) and not _YEAR.match(m.group())]
+             if not _NAMING.search(sentence[:m.start()]) and not _YEAR.match(m.group())
+             and not (_BARE_NUMBER.match(m.group()) and _LEAD_NAME.match(sentence[:m.start()]))]
     if not slots:
         return []
     value = slots[-1]

@@ -127,6 +127,16 @@ def resolve_subject(q: Callable[[str, tuple], list[tuple]], subject_norm: str) -
         seen.add(subject_norm)
 
 
+def key_subject(q: Callable[[str, tuple], list[tuple]], subject_norm: str,
+                relation_norm: str) -> str:
+    """The subject a (subject, relation) is kept under: its own key when that has history,
+    else the entity this name belongs to after renames ("g" after "f was renamed to g")."""
+    if q("SELECT 1 FROM assertions WHERE key=? AND status != 'rejected' LIMIT 1",
+         (make_key(subject_norm, relation_norm),)):
+        return subject_norm
+    return resolve_subject(q, subject_norm)
+
+
 def key_rows(ctx: WriteContext, key: str) -> list[tuple[int, float, float | None, str, str]]:
     """(id, valid_from, valid_to, object_norm, status) of a key's history, oldest first."""
     return ctx.q(

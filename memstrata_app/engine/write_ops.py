@@ -33,8 +33,8 @@ from .write import (
     apply_triple,
     find_duplicate,
     insert_row,
+    key_subject,
     reinforce,
-    resolve_subject,
 )
 
 if TYPE_CHECKING:
@@ -96,7 +96,7 @@ class WriteOps:
     def _apply_extraction(self, ctx: WriteContext, st: Statement,
                           ex: Extraction) -> IngestAction:
         tr = make_triple(ex.subject, ex.relation, ex.object, ctx.vocabulary)
-        tr = replace(tr, subject_norm=resolve_subject(ctx.q, tr.subject_norm))
+        tr = replace(tr, subject_norm=key_subject(ctx.q, tr.subject_norm, tr.relation_norm))
         t = to_ts(ex.effective_from) if ex.effective_from is not None else st.at
         assert t is not None
         common = dict(kind="assertion", text=st.sentence, text_hash=st.text_hash,
@@ -130,7 +130,8 @@ class WriteOps:
         def job(conn: apsw.Connection) -> tuple[IngestAction, WriteContext, int]:
             ctx = self._context(conn, vocab)
             _ = self._quarantined_row(assertion_id, ctx)
-            trr = replace(tr, subject_norm=resolve_subject(ctx.q, tr.subject_norm))
+            trr = replace(tr, subject_norm=key_subject(ctx.q, tr.subject_norm,
+                                                       tr.relation_norm))
             t = to_ts(a.valid_from)
             assert t is not None
             ctx.conn.execute(

@@ -216,3 +216,13 @@ def test_bad_input_is_refused_cleanly(engine):
     with pytest.raises(EngineError):
         engine.ingest(None)  # type: ignore[arg-type]
     assert engine.ingest("   ").actions == ()
+
+
+def test_a_name_with_its_own_history_keeps_its_key(engine):
+    """A later 'X is named g' must not move g's own facts under X."""
+    engine.ingest("The function `parse_event` lives in `a/events.py`.", at=day(0))
+    engine.ingest("The event loader lives in a function named `parse_event`.", at=day(1))
+    b = only(engine.ingest("The function `parse_event` lives in `b/events.py`.", at=day(2)))
+    assert b.action is Action.SUPERSEDED
+    assert [a.object for a in engine.history("parse_event", "path")] == [
+        "a/events.py", "b/events.py"]
