@@ -226,7 +226,7 @@ class MemoryEngine(WriteOps):
             part = uniq[i:i + 500]
             found.update(r[0] for r in self._readers.query(
                 f"SELECT text_hash FROM assertions WHERE text_hash IN ({','.join('?' * len(part))})"
-                " AND status IN ('active','plain','quarantined')", part))
+                " AND +status IN ('active','plain','quarantined')", part))  # hash index, not status
         return found
 
     def _write(self, prepared: list[Statement]) -> list[list[IngestAction]]:
