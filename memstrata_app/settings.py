@@ -81,6 +81,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("endpoint_port", 11435, "Port the local endpoint listens on (127.0.0.1 only).", _port),
     Setting("injection_k", 5, "How many current facts are injected into each request.",
             _range(1, 50, int)),
+    Setting("injection_min_score", 0.2,
+            "Facts less similar than this to the message are left out of the block "
+            "(0 always injects the top k).", _range(0.0, 1.0, float)),
     Setting("ingest_assistant_turns", False,
             "Also remember what the assistant says (default: user turns only).", _bool),
     Setting("memory_enabled", True, "Inject memory into requests (off: pure pass-through).",

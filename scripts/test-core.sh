@@ -16,4 +16,5 @@ for pkg in PySide6 pyqtgraph starlette uvicorn mcp; do
   fi
 done
 export HF_HUB_OFFLINE=1 TOKENIZERS_PARALLELISM=false
-exec "$venv/bin/python" -m pytest tests/engine -q -p no:cacheprovider "$@"
+exec "$venv/bin/python" -m pytest tests/engine -q -p no:cacheprovider \
+  -W "ignore:Unknown config option:pytest.PytestConfigWarning" "$@"

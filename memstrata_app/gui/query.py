@@ -160,7 +160,12 @@ class QueryView(QWidget):
                 self.table.setItem(i, j, item)
         if self._format is None:  # imported on first use: the endpoint package is not light
             self._format = injection_formatter()
-        self.block.setPlainText(self._format(hits, as_of) if hits else "(nothing is injected)")
+        floor = float(self._state.settings.get("injection_min_score"))
+        kept = [h for h in hits if h.score >= floor]  # the endpoint's relevance floor
+        self.block.setPlainText(self._format(kept, as_of) if kept else "(nothing is injected)")
+        cut = len(hits) - len(kept)
         self.timing.setText(f"{len(hits)} hit{'s' if len(hits) != 1 else ''} in {ms:.0f} ms "
-                            "(round trip through the worker)")
+                            "(round trip through the worker)"
+                            + (f"; {cut} below the relevance floor {floor:.2f} not injected"
+                               if cut else ""))
         self.answered.emit(self.hits)

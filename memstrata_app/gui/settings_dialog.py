@@ -25,6 +25,7 @@ LABELS = {
     "embedder": "Embedder",
     "endpoint_port": "Endpoint port",
     "injection_k": "Facts injected (k)",
+    "injection_min_score": "Relevance floor",
     "ingest_assistant_turns": "Remember assistant turns",
     "memory_enabled": "Memory injection",
     "quarantine_threshold": "Quarantine threshold",

@@ -53,6 +53,13 @@ def _one_line(text: str) -> str:
     return s if len(s) <= MAX_HIT_CHARS else s[: MAX_HIT_CHARS - 1] + "…"
 
 
+def relevant(hits: Sequence[Any], min_score: float) -> list[Any]:
+    """The hits worth a place in the prompt: at or above the relevance floor, in rank order.
+
+    The floor only trims what is injected; it never decides what is current."""
+    return [h for h in hits if h.score >= min_score]
+
+
 def format_block(hits: Sequence[Any], now: datetime | None = None) -> str | None:
     """One delimited system block listing the current facts, or None when there are none."""
     if not hits:

@@ -10,7 +10,7 @@ from typing import Any
 
 from starlette.concurrency import run_in_threadpool
 
-from .injection import Turns, format_block
+from .injection import Turns, format_block, relevant
 
 __all__ = ["MemoryService", "Recall", "Turns", "warm_up_in_background"]
 
@@ -70,6 +70,7 @@ class MemoryService:
             metrics.record("endpoint.ingest", (t1 - t0) * 1000)
             hits = eng.retrieve(query, k=k)
             metrics.record("endpoint.retrieve", (time.perf_counter() - t1) * 1000)
+        hits = relevant(hits, float(self.settings.get("injection_min_score")))
         block = format_block(hits)
         return Recall(block, "injected" if block else "empty", len(hits))
 

@@ -28,7 +28,8 @@ def test_ollama_sdk_chat_and_generate(ollama_client: ollama.Client,
 
     g = ollama_client.generate(model="standin-chat", prompt="What Python version?")
     assert g.response.endswith("[memory]") and g.done
-    gparts = list(ollama_client.generate(model="standin-chat", prompt="Again?", stream=True))
+    gparts = list(ollama_client.generate(model="standin-chat", stream=True,
+                                         prompt="Again: which Python does the build use?"))
     assert gparts[-1].done and "".join(p.response for p in gparts)
     assert MEMORY_TAG in upstream.last("/api/generate").json["system"]
 

@@ -201,3 +201,14 @@ def test_timings_go_to_the_engine_metrics(ollama_client: ollama.Client, engine: 
     status = http.get("/memstrata/status").json()
     assert status["upstream"].startswith("http://127.0.0.1:")
     assert "endpoint.first_byte" in status["latency_ms"]
+
+
+def test_unrelated_facts_stay_out_of_the_block(ollama_client: ollama.Client, engine: Any,
+                                               upstream: OllamaStandIn) -> None:
+    engine.ingest("The auth service port is 8080.")
+    engine.ingest("Alice owns the billing service.")
+    ollama_client.chat(model="standin-chat", messages=[
+        {"role": "user", "content": "Which port does the auth service listen on?"}])
+    block = injected_block(upstream)
+    assert "8080" in block
+    assert "Alice" not in block  # top-2 by rank, but far below the relevance floor
