@@ -12,7 +12,14 @@ from datetime import UTC, datetime
 import apsw
 import pytest
 
-from memstrata_app.engine import EmbedderMismatch, MemoryEngine, Status, StoreCorrupt, StoreLocked
+from memstrata_app.engine import (
+    EmbedderMismatch,
+    EngineError,
+    MemoryEngine,
+    Status,
+    StoreCorrupt,
+    StoreLocked,
+)
 from memstrata_app.engine.store import SCHEMA_VERSION
 
 
@@ -142,3 +149,31 @@ def test_sigkill_mid_ingest_loses_no_acknowledged_fact(tmp_path):
     c.close()
     with MemoryEngine.open(path, embedder="local") as eng:
         assert eng.count_assertions() >= len(acked)
+
+
+def test_an_older_ledger_is_migrated_in_place(tmp_path, local_embedder):
+    from memstrata_app.engine.store import MIGRATIONS
+
+    path = tmp_path / "v1.db"
+    c = apsw.Connection(str(path))
+    c.execute(MIGRATIONS[0])
+    c.execute("PRAGMA user_version=1")
+    c.execute("INSERT INTO assertions(kind, text, text_hash, source, method, confidence, status,"
+              " recorded_at, valid_from) VALUES ('fact', 'We keep notes in the wiki.', 'h',"
+              " 'cli', 'plain', 1, 'plain', 1, 1)")
+    c.close()
+    with MemoryEngine.open(path, embedder=local_embedder) as eng:
+        assert eng.count_assertions() == 1
+    c = apsw.Connection(str(path))
+    assert c.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == len(MIGRATIONS)
+    names = {r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE type='index'")}
+    assert "ix_assertions_status" not in names and "ix_assertions_key" in names
+
+
+def test_a_ledger_from_a_newer_version_is_refused(tmp_path):
+    path = tmp_path / "future.db"
+    c = apsw.Connection(str(path))
+    c.execute(f"PRAGMA user_version={SCHEMA_VERSION + 1}")
+    c.close()
+    with pytest.raises(EngineError, match="newer MemStrata"):
+        MemoryEngine.open(path, embedder="local")
