@@ -14,6 +14,13 @@ if [ ! -x .venv/bin/python ]; then
 fi
 pip=(.venv/bin/python -m pip install --disable-pip-version-check -q)
 
+# Already set up for this pyproject.toml and these extras? Then there is nothing to do.
+stamp=".venv/.memstrata-setup"
+want="$(cat pyproject.toml scripts/setup.sh | sha256sum | cut -d' ' -f1) ${extras}"
+if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && [ -x .venv/bin/memstrata ]; then
+  exit 0
+fi
+
 # torch first, pinned: the CPU build. Left unpinned, sentence-transformers would pull a
 # multi-GB CUDA build that this app never uses.
 if ! .venv/bin/python -c "import torch" >/dev/null 2>&1; then
@@ -35,4 +42,5 @@ if [ "$(uname -s)" = "Linux" ] && command -v apt-get >/dev/null 2>&1 && [ "$(id 
       >/dev/null
   fi
 fi
+echo "$want" > "$stamp"
 echo "MemStrata is set up in $(pwd)/.venv"
