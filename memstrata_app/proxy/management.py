@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Awaitable, Callable
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from starlette.concurrency import run_in_threadpool
@@ -14,6 +14,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from ..engine import EngineError, NotFound
+from ..engine.timeutil import parse_time as engine_time
 from .memory import MemoryService
 from .upstream import Upstream
 
@@ -44,11 +45,10 @@ def parse_time(value: Any, name: str) -> datetime | None:
     if not isinstance(value, str):
         raise BadRequest(f"{name} must be an ISO 8601 date-time string")
     try:
-        t = datetime.fromisoformat(value.strip())
-    except ValueError:
+        return engine_time(value)
+    except EngineError:
         raise BadRequest(f"{name} {value!r} is not an ISO 8601 date-time, "
                          "e.g. 2026-03-01T12:00:00Z") from None
-    return t if t.tzinfo else t.replace(tzinfo=UTC)
 
 
 def parse_k(value: Any) -> int:

@@ -7,13 +7,14 @@ stdout carries the protocol; logs go to stderr.
 from __future__ import annotations
 
 import logging
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
 from ..engine import EngineError
+from ..engine.timeutil import parse_time as engine_time
 from .memory import warm_up_in_background
 
 log = logging.getLogger(__name__)
@@ -30,11 +31,10 @@ def _time(value: str | None, name: str) -> datetime | None:
     if not value:
         return None
     try:
-        t = datetime.fromisoformat(value.strip())
-    except ValueError:
+        return engine_time(value)
+    except EngineError:
         raise ToolError(f"{name} {value!r} is not an ISO 8601 date-time, "
-                         "e.g. 2026-03-01T12:00:00Z") from None
-    return t if t.tzinfo else t.replace(tzinfo=UTC)
+                        "e.g. 2026-03-01T12:00:00Z") from None
 
 
 def _hit(h: Any) -> dict[str, Any]:
