@@ -66,27 +66,30 @@ class Relay:
             chunks.append(chunk)
         return b"".join(chunks)
 
-    async def passthrough(self, request: Request) -> Response:
-        """Forward any request unchanged (tags, show, embed, models, unknown paths)."""
-        dialect = dialect_for_path(request.url.path)
+    async def body_or_refusal(self, request: Request, dialect: Dialect) -> bytes | Response:
+        """The request body, or the answer to give instead (413 too large, 499 gone)."""
         try:
-            body = await self.read_body(request)
+            return await self.read_body(request)
         except BodyTooLarge:
             return too_large(dialect, self.max_body)
         except ClientDisconnect:
             return Response(status_code=499)
+
+    async def passthrough(self, request: Request) -> Response:
+        """Forward any request unchanged (tags, show, embed, models, unknown paths)."""
+        dialect = dialect_for_path(request.url.path)
+        body = await self.body_or_refusal(request, dialect)
+        if isinstance(body, Response):
+            return body
         return await self._forward(request, body, dialect)
 
     async def chat(self, request: Request, adapter: ChatAdapter) -> Response:
         """A model call: store the new turn, inject current facts, stream the answer back."""
         t0 = time.perf_counter()
         dialect = adapter.dialect
-        try:
-            body = await self.read_body(request)
-        except BodyTooLarge:
-            return too_large(dialect, self.max_body)
-        except ClientDisconnect:
-            return Response(status_code=499)
+        body = await self.body_or_refusal(request, dialect)
+        if isinstance(body, Response):
+            return body
         try:
             data = json.loads(body)
         except ValueError as e:
