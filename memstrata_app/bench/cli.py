@@ -1,4 +1,5 @@
-"""`memstrata bench`: the evaluation suite (default), `perf` and `ttfb` subcommands."""
+"""`memstrata bench`: the evaluation suite (default), `perf`, `ttfb` and `conversations`
+subcommands."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="memstrata bench",
         description="Marker-free evolving-fact benchmarks: naive_rag, recency_rag and the "
-                    "engine on the same embedder and k. Subcommands: perf, ttfb.")
+                    "engine on the same embedder and k. Subcommands: perf, ttfb, "
+                    "conversations.")
     p.add_argument("--quick", action="store_true", help="fewer items per family (< 2 min)")
     p.add_argument("--out", type=Path,
                    help="write report.json and report.md here (full runs default to ./bench-out)")
@@ -40,6 +42,10 @@ def main(argv: list[str] | None = None) -> int:
         from memstrata_app.bench import ttfb
 
         return int(ttfb.main(args[1:]) or 0)
+    if args and args[0] == "conversations":
+        from memstrata_app.bench import conversations_report
+
+        return int(conversations_report.main(args[1:]) or 0)
     opts = _parser().parse_args(args)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")

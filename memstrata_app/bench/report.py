@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from . import conversations_report
 from .verdict import RULES
 
 SYSTEMS = ("naive_rag", "recency_rag", "memstrata")
@@ -52,12 +53,15 @@ def table(report: dict[str, Any]) -> list[list[str]]:
 
 
 def text_table(report: dict[str, Any]) -> str:
-    """Fixed-width table for the terminal."""
+    """Fixed-width table for the terminal (and the conversational tables, when run)."""
     rows = table(report)
     w = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     line = lambda r: "  ".join(c.ljust(w[0]) if i == 0 else c.rjust(w[i])  # noqa: E731
                                for i, c in enumerate(r))
-    return "\n".join([line(rows[0]), "  ".join("-" * x for x in w), *map(line, rows[1:])])
+    out = "\n".join([line(rows[0]), "  ".join("-" * x for x in w), *map(line, rows[1:])])
+    if report.get("conversations", {}).get("sets"):
+        out += "\n\n" + conversations_report.text(report["conversations"])
+    return out
 
 
 def _md(rows: list[list[str]], left: int = 1) -> str:
@@ -157,8 +161,11 @@ def markdown(report: dict[str, Any]) -> str:
         "\n### Per category\n\n", _categories(report),
         "\n### Held-out phrasings per category\n\n", _held_out(report),
         "\n### Engine write path per phrasing\n\n", _phrasings(report),
-        "\n### Failing categories\n\n", f"Rule: {RULES}.\n\n",
     ]
+    if report.get("conversations", {}).get("sets"):
+        out += ["\n### Conversational memory\n\n",
+                conversations_report.markdown(report["conversations"], _md)]
+    out += ["\n### Failing categories\n\n", f"Rule: {RULES}.\n\n"]
     if report["failing"]:
         out += [f"- `{f['category']}`: {'; '.join(f['reasons'])}\n" for f in report["failing"]]
     else:

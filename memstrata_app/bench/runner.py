@@ -10,12 +10,13 @@ from typing import Any
 
 import numpy as np
 
-from . import diagnostics, metrics
+from . import conversations, diagnostics, metrics
 from .generators import Dataset, build
 from .provenance import provenance
 from .systems import CachedEmbedder, Memstrata, RecencyRag, System, VectorRag
 from .verdict import failing
 
+QUICK_ITEMS_PER_FAMILY = 4  # conversational items per family in --quick (stories always whole)
 PUBLISHED = {"auroc": 0.59, "mean_contradiction": 0.812, "mean_duplicate": 0.800}
 Log = Callable[[str], None]
 
@@ -99,6 +100,9 @@ def run(seed: int = 7, quick: bool = False, k: int = 5, embedder: Any = None,
     finally:
         for s in systems:
             s.close()
+    log("replaying the conversational sets ...")
+    report["conversations"] = conversations.run_sets(
+        emb, limit=QUICK_ITEMS_PER_FAMILY if quick else None, k=k, log=log)
     for name, m in report["systems"].items():
         m.update(lat[name])
         m["false_supersessions"] = engine["false_supersessions"] if name == "memstrata" else 0

@@ -17,7 +17,8 @@ RULES = (f"a category fails when memstrata's stale-value rate exceeds {MAX_STALE
          f"figure trails naive_rag's by more than {TOLERANCE:.0%}; the context rules are applied "
          f"again to the held-out phrasings alone; `late_arrival` fails when fewer than "
          f"{MIN_SUPERSEDE:.0%} of the out-of-order statements the engine extracted were filed "
-         f"as history")
+         f"as history; `conversations: false retirements` fails when replaying the chat sets "
+         f"retired any line still true (or a hedge/question retired anything)")
 
 
 def _context_rules(m: dict[str, Any], n: dict[str, Any]) -> list[str]:
@@ -55,6 +56,13 @@ def failing(report: dict[str, Any]) -> list[dict[str, Any]]:
         why = _context_rules(m, held["naive_rag"].get(cat, {}))
         if why:
             out.append({"category": f"{cat} (held-out phrasings)", "reasons": why})
+    false = [f for res in report.get("conversations", {}).get("sets", {}).values()
+             for f in res.get("false_retirements", [])]
+    if false:
+        out.append({"category": "conversations: false retirements", "reasons": [
+            f"{len(false)} false retirement(s)"] + [
+            f"{f['item']}: {f['line']!r} retired by {'; '.join(map(repr, f['by']))}"
+            for f in false[:5]]})
     late = eng.get("late_filed_as_history")
     if late is not None and late < MIN_SUPERSEDE:
         out.append({"category": "late_arrival", "reasons": [

@@ -19,6 +19,7 @@ from .types import (
     IngestResult,
     LedgerFilter,
     NotFound,
+    Skipped,
     Status,
     StoreCorrupt,
     StoreLocked,
@@ -28,5 +29,5 @@ from .types import (
 __all__ = [
     "Action", "Assertion", "AssertionId", "Cancelled", "Cardinality", "EmbedderMismatch",
     "EngineError", "Extraction", "Hit", "IngestAction", "IngestResult", "LedgerFilter",
-    "MemoryEngine", "Metrics", "NotFound", "Status", "StoreCorrupt", "StoreLocked", "TurnRecall",
+    "MemoryEngine", "Metrics", "NotFound", "Skipped", "Status", "StoreCorrupt", "StoreLocked", "TurnRecall",
 ]

@@ -19,7 +19,6 @@ from . import queries
 from .embedders import Embedder, OllamaEmbedder, resolve_embedder, shared_local_embedder
 from .extract import (
     DEFAULT_VOCABULARY,
-    extract,
     normalize_entity,
     normalize_relation,
     split_sentences,
@@ -27,7 +26,6 @@ from .extract import (
 )
 from .index import VectorIndex
 from .metrics import Metrics
-from .slots import frame_extraction, is_request
 from .store import (
     COLUMNS,
     KNOWN_ERRORS,
@@ -50,9 +48,11 @@ from .types import (
     IngestResult,
     LedgerFilter,
     NotFound,
+    Skipped,
     Status,
     TurnRecall,
 )
+from .understand import read
 from .write import (
     RETRIEVABLE,
     Statement,
@@ -66,7 +66,8 @@ from .write_ops import WriteOps
 log = logging.getLogger(__name__)
 
 Progress = Callable[[int, int], None]  # (done, total)
-Sentence = tuple[str, float, tuple[Extraction, ...]]  # (sentence, time, extractions)
+# (sentence, time, extractions, note method: "" for a statement, "note:hedge" …)
+Sentence = tuple[str, float, tuple[Extraction, ...], str]
 BATCH = 256
 
 
@@ -148,10 +149,11 @@ class MemoryEngine(WriteOps):
         t0 = time.perf_counter()
         at_ts = to_ts(to_utc(at))
         assert at_ts is not None
-        prepared = self._prepare(statements(text, at_ts), source)
+        sents, skipped = statements(text, at_ts, commit=source == "git")
+        prepared = self._prepare(sents, source)
         per_statement = self._write(prepared) if prepared else []
         self.metrics.record("ingest", (time.perf_counter() - t0) * 1000)
-        return IngestResult(tuple(a for acts in per_statement for a in acts))
+        return IngestResult(tuple(a for acts in per_statement for a in acts), tuple(skipped))
 
     def ingest_many(self, items: Iterable[str | tuple[str, datetime | None]],
                     source: str = "import", progress: Progress | None = None,
@@ -163,15 +165,17 @@ class MemoryEngine(WriteOps):
         work = [(it, None) if isinstance(it, str) else it for it in items]
         total = len(work)
         results: list[IngestResult] = []
-        pending: tuple[Future[Any], list[list[Sentence]], int] | None = None
+        pending: tuple[Future[Any], list[tuple[list[Sentence], list[Skipped]]], int] | None = None
 
-        def collect(p: tuple[Future[Any], list[list[Sentence]], int]) -> None:
+        def collect(p: tuple[Future[Any], list[tuple[list[Sentence], list[Skipped]]],
+                             int]) -> None:
             fut, per_text, done = p
             per_statement = fut.result()
             pos = 0
-            for sents in per_text:
+            for sents, skipped in per_text:
                 group = per_statement[pos:pos + len(sents)]
-                results.append(IngestResult(tuple(a for acts in group for a in acts)))
+                results.append(IngestResult(tuple(a for acts in group for a in acts),
+                                            tuple(skipped)))
                 pos += len(sents)
             if progress is not None:
                 progress(done, total)
@@ -182,12 +186,13 @@ class MemoryEngine(WriteOps):
                 if pending is not None:
                     collect(pending)
                 raise Cancelled(f"import cancelled after {start} of {total} texts")
-            per_text: list[list[Sentence]] = []
+            chunk = []
             for text, at in work[start:start + BATCH]:
                 ts = to_ts(to_utc(at))
                 assert ts is not None
-                per_text.append(statements(text, ts))
-            prepared = self._prepare([s for sents in per_text for s in sents], source)
+                chunk.append((text, ts))
+            per_text = statements_many(chunk, commit=source == "git")
+            prepared = self._prepare([s for sents, _ in per_text for s in sents], source)
             if pending is not None:
                 collect(pending)
             pending = (self._submit_statements(prepared), per_text, min(start + BATCH, total))
@@ -208,15 +213,15 @@ class MemoryEngine(WriteOps):
 
         `extra` (a query) is embedded in the same batch; its vector is returned too.
         """
-        hashes = [text_hash(s) for s, _, _ in sentences]
+        hashes = [text_hash(s[0]) for s in sentences]
         known = self._standing_hashes(hashes) if hashes else set()
-        to_embed = sorted({s for (s, _, _), h in zip(sentences, hashes, strict=True)
+        to_embed = sorted({s[0] for s, h in zip(sentences, hashes, strict=True)
                            if h not in known})
         batch = [*to_embed, extra] if extra is not None else to_embed
         vectors: Any = self.embedder.embed(batch) if batch else []
         vecs = dict(zip(to_embed, vectors, strict=False))
-        prepared = [Statement(s, h, exts, vecs.get(s), at, source)  # type: ignore[arg-type]
-                    for (s, at, exts), h in zip(sentences, hashes, strict=True)]
+        prepared = [Statement(s, h, exts, vecs.get(s), at, source, note)  # type: ignore[arg-type]
+                    for (s, at, exts, note), h in zip(sentences, hashes, strict=True)]
         return prepared if extra is None else (prepared, vectors[-1])
 
     def _standing_hashes(self, hashes: list[str]) -> set[str]:
@@ -270,7 +275,8 @@ class MemoryEngine(WriteOps):
         t0 = time.perf_counter()
         at_ts = to_ts(to_utc(at))
         assert at_ts is not None
-        prepared, qv = self._prepare(statements(text, at_ts), source, extra=query)
+        sents, skipped = statements(text, at_ts)
+        prepared, qv = self._prepare(sents, source, extra=query)
         per_statement = self._write(prepared) if prepared else []
         t1 = time.perf_counter()
         hits = self._search(qv, k, None)
@@ -278,7 +284,7 @@ class MemoryEngine(WriteOps):
         ingest_ms, retrieve_ms = (t1 - t0) * 1000, (t2 - t1) * 1000
         self.metrics.record("ingest", ingest_ms)
         self.metrics.record("retrieve", retrieve_ms)
-        result = IngestResult(tuple(a for acts in per_statement for a in acts))
+        result = IngestResult(tuple(a for acts in per_statement for a in acts), tuple(skipped))
         return TurnRecall(result, hits, ingest_ms, retrieve_ms)
 
     def _search(self, qv: np.ndarray, k: int, as_of: datetime | None) -> list[Hit]:
@@ -302,10 +308,14 @@ class MemoryEngine(WriteOps):
                 break
         return hits
 
-    def history(self, subject: str, relation: str) -> list[Assertion]:
-        """A key's supersession chain, oldest first (renames followed)."""
+    def history(self, subject: str, relation: str, context: str | None = None
+                ) -> list[Assertion]:
+        """A key's supersession chain, oldest first (renames followed); `context` picks a
+        qualified key ("prod", "rev b")."""
         rel = normalize_relation(relation)
-        key = make_key(key_subject(self._readers.query, normalize_entity(subject), rel), rel)
+        ctx = (context or "").strip().casefold()
+        key = make_key(key_subject(self._readers.query, normalize_entity(subject), rel, ctx),
+                       rel, ctx)
         rows = self._readers.query(
             f"SELECT {COLUMNS} FROM assertions WHERE key=? AND status IN"
             " ('active','superseded','retracted') ORDER BY valid_from, id", (key,))
@@ -479,19 +489,31 @@ def _check_query(query: str, k: int) -> None:
         raise EngineError("k must be at least 1")
 
 
-def statements(text: str, at: float) -> list[Sentence]:
-    """The text's statements with their extractions: rules first, then the value-slot frame.
+def statements(text: str, at: float, *, commit: bool = False
+               ) -> tuple[list[Sentence], list[Skipped]]:
+    """The text's sentences to store (with their claims) and those not stored, with why."""
+    return statements_many([(text, at)], commit=commit)[0]
 
-    Requests to the assistant ("please fix …") that state nothing are not stored.
-    """
+
+def statements_many(texts: list[tuple[str, float]], *, commit: bool = False
+                    ) -> list[tuple[list[Sentence], list[Skipped]]]:
+    """`statements` for many texts, parsed in one batch."""
+    split = [split_sentences(text) for text, _ in texts]
+    flat = [s for sents in split for s in sents]
+    times = [_dt(at) for (_, at), sents in zip(texts, split, strict=True) for _ in sents]
+    readings = iter(read(flat, times, commit=commit))
     out = []
-    for s in split_sentences(text):
-        exts = tuple(extract(s, from_ts(at)))
-        if not exts:
-            if is_request(s):
-                continue
-            exts = tuple(frame_extraction(s))
-        out.append((s, at, exts))
+    for (_, at), sents in zip(texts, split, strict=True):
+        keep: list[Sentence] = []
+        skipped: list[Skipped] = []
+        for _ in sents:
+            r = next(readings)
+            if not r.stored:
+                skipped.append(Skipped(r.sentence, r.kind, r.reason))
+            else:
+                keep.append((r.sentence, at, r.extractions,
+                             f"note:{r.kind}" if r.note else ""))
+        out.append((keep, skipped))
     return out
 
 

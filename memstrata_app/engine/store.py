@@ -33,7 +33,7 @@ CHECKPOINT_PAGES = 2000  # ~8 MiB of WAL: hand a checkpoint to the background th
 COLUMNS = (
     "id, kind, subject, relation, object, subject_norm, relation_norm, object_norm, key, text, "
     "source, method, confidence, status, recorded_at, retired_at, valid_from, valid_to, "
-    "superseded_by, reason, reinforced"
+    "superseded_by, reason, reinforced, context"
 )
 
 MIGRATIONS: list[str] = [
@@ -77,6 +77,12 @@ MIGRATIONS: list[str] = [
     """
     DROP INDEX IF EXISTS ix_assertions_status;
     """,
+    # v3: context qualifiers are part of a key ("prod", "rev b"); change statements that name
+    # the old value find its key through the value
+    """
+    ALTER TABLE assertions ADD COLUMN context TEXT;
+    CREATE INDEX ix_assertions_object ON assertions(object_norm);
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -89,7 +95,7 @@ def row_to_assertion(r: tuple[Any, ...]) -> Assertion:
         recorded_at=from_ts(r[14]), retired_at=from_ts(r[15]),  # type: ignore[arg-type]
         valid_from=from_ts(r[16]), valid_to=from_ts(r[17]),  # type: ignore[arg-type]
         superseded_by=AssertionId(r[18]) if r[18] is not None else None,
-        reason=r[19], reinforced=r[20],
+        reason=r[19], reinforced=r[20], context=r[21],
     )
 
 

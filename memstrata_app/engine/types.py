@@ -56,6 +56,10 @@ class Extraction:
     method: str
     removal: bool = False
     effective_from: datetime | None = None
+    context: str = ""  # canonical qualifiers ("prod", "rev b; ios"); part of the key
+    old_object: str | None = None  # the value a change statement says it replaced
+    rollback: bool = False  # "rolled back to X": X is an earlier value of the key
+    by_value: bool = False  # no subject said: the key is found through `old_object`
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +87,7 @@ class Assertion:
     superseded_by: AssertionId | None
     reason: str | None
     reinforced: int
+    context: str | None = None  # the key's context qualifiers ("prod", "rev b"), if any
 
     def valid_at(self, t: datetime) -> bool:
         return self.valid_from <= t and (self.valid_to is None or t < self.valid_to)
@@ -109,6 +114,9 @@ class IngestAction:
     object: str | None = None
     retired: tuple[AssertionId, ...] = ()  # rows this statement closed
     confidence: float = 1.0
+    context: str | None = None
+    method: str = ""
+    reason: str = ""  # why this action, in words (value reference, review, note …)
 
     def to_dict(self) -> dict:
         return {
@@ -118,9 +126,24 @@ class IngestAction:
             "subject": self.subject,
             "relation": self.relation,
             "object": self.object,
+            "context": self.context,
             "retired": [int(i) for i in self.retired],
             "confidence": self.confidence,
+            "method": self.method,
+            "reason": self.reason,
         }
+
+
+@dataclass(frozen=True, slots=True)
+class Skipped:
+    """A sentence that was not stored, and why (a question, a request to the assistant)."""
+
+    text: str
+    kind: str
+    reason: str
+
+    def to_dict(self) -> dict:
+        return {"text": self.text, "kind": self.kind, "reason": self.reason}
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,6 +151,7 @@ class IngestResult:
     """All actions taken for one ingested text, in sentence order."""
 
     actions: tuple[IngestAction, ...] = field(default_factory=tuple)
+    skipped: tuple[Skipped, ...] = ()  # sentences not stored, with the reason
 
     def __iter__(self) -> Iterator[IngestAction]:
         return iter(self.actions)
@@ -143,7 +167,8 @@ class IngestResult:
         return sum(1 for a in self.actions if a.action == action)
 
     def to_dict(self) -> dict:
-        return {"actions": [a.to_dict() for a in self.actions]}
+        return {"actions": [a.to_dict() for a in self.actions],
+                "skipped": [s.to_dict() for s in self.skipped]}
 
 
 @dataclass(frozen=True, slots=True)

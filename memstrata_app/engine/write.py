@@ -32,6 +32,7 @@ class Statement:
     vector: np.ndarray
     at: float  # statement time (unix seconds)
     source: str
+    note: str = ""  # "note:hedge" / "note:plan": stored as a note, never keyed
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,14 +46,17 @@ class Triple:
     relation_norm: str
     object_norm: str
     cardinality: Cardinality
+    context: str = ""
 
     @property
     def key(self) -> str:
-        return make_key(self.subject_norm, self.relation_norm)
+        return make_key(self.subject_norm, self.relation_norm, self.context)
 
 
-def make_key(subject_norm: str, relation_norm: str) -> str:
-    return f"{subject_norm}::{relation_norm}"
+def make_key(subject_norm: str, relation_norm: str, context: str | None = "") -> str:
+    """`subject::relation`, plus `@context` for a qualified key ("api::port@prod")."""
+    base = f"{subject_norm}::{relation_norm}"
+    return f"{base}@{context}" if context else base
 
 
 @dataclass
@@ -83,13 +87,13 @@ def insert_row(ctx: WriteContext, *, kind: str, text: str, text_hash: str, sourc
     ctx.conn.execute(
         "INSERT INTO assertions(kind, subject, relation, object, subject_norm, relation_norm,"
         " object_norm, key, text, text_hash, source, method, confidence, status, recorded_at,"
-        " retired_at, valid_from, valid_to, superseded_by, reason, reinforced, last_seen_at)"
-        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,0,?)",
+        " retired_at, valid_from, valid_to, superseded_by, reason, reinforced, last_seen_at,"
+        " context) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,0,?,?)",
         (kind, t and t.subject, t and t.relation, t and t.object, t and t.subject_norm,
          t and t.relation_norm, t and t.object_norm, t and t.key, text, text_hash, source,
          method, confidence, status.value, ctx.now,
          ctx.now if status in (Status.SUPERSEDED, Status.RETRACTED) else None,
-         valid_from, valid_to, superseded_by, reason, ctx.now),
+         valid_from, valid_to, superseded_by, reason, ctx.now, (t and t.context) or None),
     )
     row_id = ctx.conn.last_insert_rowid()
     ctx.conn.execute("INSERT INTO vectors(rowid, embedding) VALUES (?, ?)",
@@ -128,11 +132,11 @@ def resolve_subject(q: Callable[[str, tuple], list[tuple]], subject_norm: str) -
 
 
 def key_subject(q: Callable[[str, tuple], list[tuple]], subject_norm: str,
-                relation_norm: str) -> str:
+                relation_norm: str, context: str | None = "") -> str:
     """The subject a (subject, relation) is kept under: its own key when that has history,
     else the entity this name belongs to after renames ("g" after "f was renamed to g")."""
     if q("SELECT 1 FROM assertions WHERE key=? AND status != 'rejected' LIMIT 1",
-         (make_key(subject_norm, relation_norm),)):
+         (make_key(subject_norm, relation_norm, context),)):
         return subject_norm
     return resolve_subject(q, subject_norm)
 
@@ -233,3 +237,20 @@ def apply_triple(ctx: WriteContext, tr: Triple, t: float, removal: bool,
     if tr.cardinality is Cardinality.MULTI:
         return apply_multi(ctx, tr, t, place)
     return apply_single(ctx, tr, t, place)
+
+
+def key_label(subject: str | None, relation: str | None, context: str | None) -> str:
+    """A key as people read it: "orders API · port · local"."""
+    parts = [subject or "", (relation or "").replace("_", " "), context or ""]
+    return " · ".join(p for p in parts if p)
+
+
+def would_close(ctx: WriteContext, tr: Triple, t: float, removal: bool) -> list[int]:
+    """Rows that applying `tr` at `t` would retire, as things stand."""
+    rows = [r for r in key_rows(ctx, tr.key) if r[1] <= t and (r[2] is None or t < r[2])]
+    if removal:
+        return [r[0] for r in rows if not tr.object_norm or r[3] == tr.object_norm
+                or tr.cardinality is Cardinality.SINGLE]
+    if tr.cardinality is Cardinality.MULTI:
+        return []
+    return [r[0] for r in rows if r[3] != tr.object_norm]

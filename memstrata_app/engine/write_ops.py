@@ -26,6 +26,7 @@ from .types import (
     NotFound,
     Status,
 )
+from .understand.resolve import Resolution, resolve
 from .write import (
     Statement,
     Triple,
@@ -33,8 +34,10 @@ from .write import (
     apply_triple,
     find_duplicate,
     insert_row,
+    key_label,
     key_subject,
     reinforce,
+    would_close,
 )
 
 if TYPE_CHECKING:
@@ -48,12 +51,12 @@ Progress = Callable[[int, int], None]
 
 
 def make_triple(subject: str, relation: str, obj: str,
-                vocab: dict[str, Cardinality]) -> Triple:
+                vocab: dict[str, Cardinality], context: str | None = "") -> Triple:
     rel = normalize_relation(relation)
     # a new name is itself an entity: normalize it as one so renames can be followed
     obj_norm = normalize_entity(obj) if rel == "name" else normalize_object(obj)
     return Triple(subject, relation, obj, normalize_entity(subject), rel, obj_norm,
-                  vocab.get(rel, Cardinality.SINGLE))
+                  vocab.get(rel, Cardinality.SINGLE), context or "")
 
 
 class WriteOps:
@@ -87,34 +90,73 @@ class WriteOps:
         assert st.vector is not None
         if not st.extractions:
             row_id = insert_row(ctx, kind="fact", text=st.sentence, text_hash=st.text_hash,
-                                source=st.source, method="plain", confidence=1.0,
+                                source=st.source, method=st.note or "plain", confidence=1.0,
                                 status=Status.PLAIN, valid_from=st.at, valid_to=None,
                                 vector=st.vector)
-            return [IngestAction(Action.PROSE, row_id, st.sentence)]
-        return [self._apply_extraction(ctx, st, ex) for ex in st.extractions]
+            why = ("a note (hedge, proposal or plan): kept, retires nothing" if st.note
+                   else "no claim found: kept as plain text, never merged")
+            return [IngestAction(Action.PROSE, row_id, st.sentence, method=st.note or "plain",
+                                 reason=why)]
+        return [a for ex in st.extractions for a in self._apply_extraction(ctx, st, ex)]
 
     def _apply_extraction(self, ctx: WriteContext, st: Statement,
-                          ex: Extraction) -> IngestAction:
-        tr = make_triple(ex.subject, ex.relation, ex.object, ctx.vocabulary)
-        tr = replace(tr, subject_norm=key_subject(ctx.q, tr.subject_norm, tr.relation_norm))
+                          ex: Extraction) -> list[IngestAction]:
+        tr = make_triple(ex.subject, ex.relation, ex.object, ctx.vocabulary, ex.context)
+        tr = replace(tr, subject_norm=key_subject(ctx.q, tr.subject_norm, tr.relation_norm,
+                                                  tr.context))
         t = to_ts(ex.effective_from) if ex.effective_from is not None else st.at
         assert t is not None
+        res = (resolve(ctx.q, tr, old=ex.old_object, rollback=ex.rollback,
+                       by_value=ex.by_value, t=t)
+               if ex.old_object or ex.rollback else Resolution(tr))
+        tr = replace(res.triple, cardinality=ctx.vocabulary.get(res.triple.relation_norm,
+                                                                Cardinality.SINGLE))
         common = dict(kind="assertion", text=st.sentence, text_hash=st.text_hash,
                       source=st.source, method=ex.method, confidence=ex.confidence,
                       vector=st.vector, triple=tr)
-        if ex.confidence < ctx.threshold:
+        said = dict(text=st.sentence, subject=tr.subject, relation=tr.relation, object=tr.object,
+                    confidence=ex.confidence, context=tr.context or None, method=ex.method)
+
+        def hold(reason: str, removal: bool = False) -> list[IngestAction]:
             row_id = insert_row(ctx, status=Status.QUARANTINED, valid_from=t, valid_to=None,
-                                reason="removal" if ex.removal else None,
+                                reason="removal" if removal else reason,
                                 **common)  # type: ignore[arg-type]
-            return IngestAction(Action.QUARANTINED, row_id, st.sentence, tr.subject,
-                                tr.relation, tr.object, confidence=ex.confidence)
+            return [IngestAction(Action.QUARANTINED, row_id, reason=reason,
+                                 **said)]  # type: ignore[arg-type]
+
+        if res.candidates:
+            names = ", ".join(f"#{c.row_id} ({key_label(c.subject, c.relation, c.context)})"
+                              for c in res.candidates[:4])
+            return hold(f"which one is meant? could retire {names}", ex.removal)
+        removal = ex.removal
+        if ex.by_value and not res.via and removal:
+            # "X is gone" and nothing holds X: keep the sentence, retire nothing
+            row_id = insert_row(ctx, kind="fact", text=st.sentence, text_hash=st.text_hash,
+                                source=st.source, method="plain", confidence=1.0,
+                                status=Status.PLAIN, valid_from=st.at, valid_to=None,
+                                vector=st.vector)
+            return [IngestAction(Action.PROSE, row_id, st.sentence,
+                                 reason=f"nothing active holds {ex.old_object}: kept as text")]
+        if ex.confidence < ctx.threshold:
+            closes = would_close(ctx, tr, t, removal)
+            if closes:
+                return hold("low confidence; would retire " +
+                            ", ".join(f"#{i}" for i in closes), removal)
 
         def place(status: Status, vf: float, vt: float | None, succ: int | None) -> AssertionId:
             return insert_row(ctx, status=status, valid_from=vf, valid_to=vt,
                               superseded_by=succ, **common)  # type: ignore[arg-type]
 
-        act = apply_triple(ctx, tr, t, ex.removal, place)
-        return replace(act, text=st.sentence, confidence=ex.confidence)
+        acts: list[IngestAction] = []
+        if removal and res.old_norm:
+            tr = replace(tr, object_norm=res.old_norm)
+        elif tr.cardinality is Cardinality.MULTI and res.old_norm and not removal:
+            # "replaced axios with ky" on a multi-valued key: axios leaves, ky joins
+            gone = replace(tr, object_norm=res.old_norm)
+            acts.append(replace(apply_triple(ctx, gone, t, True, place), **said))
+        act = apply_triple(ctx, tr, t, removal, place)
+        acts.append(replace(act, reason=res.via, **said))
+        return acts
 
     # --- review queue ------------------------------------------------------------------------
     def approve(self, assertion_id: int, subject: str | None = None,

@@ -1,0 +1,396 @@
+"""Conversational benchmark: chat histories replayed into fresh ledgers, then probed.
+
+Two kinds of data, both under `bench/data/`:
+- stories (`stories/NAME.tsv` + `NAME_probes.json`): long chats with probes only;
+- items files (`conversations/dev.json`, `heldout.json`): short chats, each with probes and
+  a `final` classification of its lines, which also scores the write path (false and
+  missed retirements, lines left in review, hedges stored as facts).
+Each story or item gets its own ledger; a plain cosine store over every turn is the baseline.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .systems import CachedEmbedder, VectorRag
+
+DATA = Path(__file__).parent / "data"
+ITEM_SETS = ("dev", "heldout")
+SETS = ("stories", *ITEM_SETS)
+FINAL_KINDS = ("active", "retired", "not_facts", "mixed")
+RETIRED = {"superseded", "retracted"}  # closed by a later statement or a removal
+REVIEW = {"quarantined"}  # waiting for a reviewer: not retrievable, retires nothing
+Log = Callable[[str], None]
+
+
+class ConversationDataError(ValueError):
+    """A story or item file that breaks the format (names the file and the item)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Probe:
+    q: str
+    want: tuple[str, ...]
+    forbid: tuple[str, ...]
+    as_of: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Case:
+    """One chat replayed into its own ledger: a story or an item."""
+
+    id: str
+    family: str
+    turns: tuple[tuple[datetime, str], ...]
+    probes: tuple[Probe, ...]
+    final: dict[str, tuple[str, ...]] | None = None
+
+    def turn_of(self, sub: str) -> int:
+        """Index of the one turn containing `sub` (validated on load)."""
+        return next(i for i, (_, t) in enumerate(self.turns) if sub in t)
+
+
+# --- loading -------------------------------------------------------------------------------
+def parse_time(value: str, where: str) -> datetime:
+    """`YYYY-MM-DDTHH:MM[...]`; naive times are UTC."""
+    try:
+        t = datetime.fromisoformat(str(value).strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise ConversationDataError(f"{where}: unreadable time {value!r}") from None
+    return t.replace(tzinfo=UTC) if t.tzinfo is None else t.astimezone(UTC)
+
+
+def _strings(v: Any, where: str) -> tuple[str, ...]:
+    if not isinstance(v, list) or not all(isinstance(s, str) and s for s in v):
+        raise ConversationDataError(f"{where}: expected a list of non-empty strings")
+    return tuple(v)
+
+
+def _probe(p: Any, where: str) -> Probe:
+    if not isinstance(p, dict) or not isinstance(p.get("q"), str) or not p["q"].strip():
+        raise ConversationDataError(f"{where}: a probe needs a question `q`")
+    extra = set(p) - {"q", "want", "forbid", "as_of"}
+    if extra:
+        raise ConversationDataError(f"{where}: unknown probe keys {sorted(extra)}")
+    as_of = parse_time(p["as_of"], where) if p.get("as_of") else None
+    return Probe(p["q"], _strings(p.get("want"), f"{where} want"),
+                 _strings(p.get("forbid", []), f"{where} forbid"), as_of)
+
+
+def validate(case: Case, where: str) -> None:
+    """Every substring names exactly one turn; with `final`, every turn is classified once."""
+    texts = [t for _, t in case.turns]
+
+    def one(sub: str, what: str) -> int:
+        hits = [i for i, t in enumerate(texts) if sub in t]
+        if len(hits) != 1:
+            raise ConversationDataError(
+                f"{where}: {what} {sub!r} matches {len(hits)} turns (must match exactly one)")
+        return hits[0]
+
+    for n, p in enumerate(case.probes):
+        for sub in p.want:
+            one(sub, f"probe {n} ({p.q!r}) want")
+        for sub in p.forbid:
+            one(sub, f"probe {n} ({p.q!r}) forbid")
+    if case.final is None:
+        return
+    owner: dict[int, str] = {}
+    for kind in FINAL_KINDS:
+        for sub in case.final[kind]:
+            i = one(sub, f"final.{kind}")
+            if i in owner:
+                raise ConversationDataError(
+                    f"{where}: turn {i} ({texts[i]!r}) is classified twice "
+                    f"({owner[i]} and {kind})")
+            owner[i] = kind
+    missing = [f"{i} ({t!r})" for i, t in enumerate(texts) if i not in owner]
+    if missing:
+        raise ConversationDataError(
+            f"{where}: turn(s) not classified in final: {', '.join(missing)}")
+
+
+def load_story(tsv: Path) -> Case:
+    """`NAME.tsv` (`time<TAB>statement` per line) with its `NAME_probes.json`."""
+    name = tsv.stem
+    turns = []
+    for n, raw in enumerate(tsv.read_text(encoding="utf-8").splitlines(), 1):
+        if not raw.strip():
+            continue
+        parts = raw.split("\t")
+        if len(parts) != 2 or not parts[1].strip():
+            raise ConversationDataError(f"{tsv.name}:{n}: expected `time<TAB>statement`")
+        turns.append((parse_time(parts[0], f"{tsv.name}:{n}"), parts[1].strip()))
+    probes_file = tsv.with_name(f"{name}_probes.json")
+    raw_probes = json.loads(probes_file.read_text(encoding="utf-8"))
+    if not isinstance(raw_probes, list):
+        raise ConversationDataError(f"{probes_file.name}: expected a JSON list of probes")
+    probes = tuple(_probe(p, f"{probes_file.name} probe {i}") for i, p in enumerate(raw_probes))
+    case = Case(name, name, tuple(turns), probes)
+    validate(case, f"story {name}")
+    return case
+
+
+def _item(d: Any, where: str) -> Case:
+    if not isinstance(d, dict) or not isinstance(d.get("id"), str):
+        raise ConversationDataError(f"{where}: an item needs a string `id`")
+    where = f"{where} item {d['id']!r}"
+    turns = []
+    for n, t in enumerate(d.get("turns") or []):
+        if not (isinstance(t, list | tuple) and len(t) == 2 and isinstance(t[1], str)):
+            raise ConversationDataError(f"{where}: turn {n} must be [time, text]")
+        turns.append((parse_time(t[0], f"{where} turn {n}"), t[1]))
+    if not turns:
+        raise ConversationDataError(f"{where}: no turns")
+    probes = tuple(_probe(p, f"{where} probe {i}") for i, p in enumerate(d.get("probes") or []))
+    final = None
+    if d.get("final") is not None:
+        f = d["final"]
+        if not isinstance(f, dict) or set(f) - set(FINAL_KINDS):
+            raise ConversationDataError(f"{where}: final takes only {', '.join(FINAL_KINDS)}")
+        final = {k: _strings(f.get(k, []), f"{where} final.{k}") for k in FINAL_KINDS}
+    case = Case(d["id"], str(d.get("family") or "unknown"), tuple(turns), probes, final)
+    validate(case, where)
+    return case
+
+
+def load_items(path: Path) -> list[Case]:
+    """An items file: a JSON list of {id, family, turns, probes, final?}."""
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    if not isinstance(data, list):
+        raise ConversationDataError(f"{path}: expected a JSON list of items")
+    cases = [_item(d, Path(path).name) for d in data]
+    seen: set[str] = set()
+    for c in cases:
+        if c.id in seen:
+            raise ConversationDataError(f"{Path(path).name}: item id {c.id!r} used twice")
+        seen.add(c.id)
+    return cases
+
+
+def available_sets(root: Path | None = None) -> list[str]:
+    """The sets whose files are on disk."""
+    root = root or DATA
+    out = ["stories"] if any((root / "stories").glob("*_probes.json")) else []
+    return out + [s for s in ITEM_SETS if (root / "conversations" / f"{s}.json").exists()]
+
+
+def load_set(name: str, family: str | None = None, limit: int | None = None,
+             root: Path | None = None) -> list[Case]:
+    """One set's cases; `family` filters, `limit` keeps the first N per family."""
+    root = root or DATA
+    if name == "stories":
+        cases = [load_story(p) for p in sorted((root / "stories").glob("*.tsv"))]
+    elif name in ITEM_SETS:
+        cases = load_items(root / "conversations" / f"{name}.json")
+    else:
+        raise ValueError(f"unknown set {name!r}; one of: {', '.join(SETS)}")
+    if family:
+        cases = [c for c in cases if c.family == family]
+    if limit is not None:
+        per: dict[str, int] = {}
+        kept = []
+        for c in cases:
+            per[c.family] = per.get(c.family, 0) + 1
+            if per[c.family] <= limit:
+                kept.append(c)
+        cases = kept
+    return cases
+
+
+# --- scoring -------------------------------------------------------------------------------
+class PlainStore(VectorRag):
+    """Every turn as said, cosine top-k; as_of only hides what was said after it."""
+
+    name = "plain_cosine"
+
+    def load_turns(self, turns: Sequence[tuple[datetime, str]]) -> None:
+        self.texts = [t for _, t in turns]
+        self.vecs = self.emb.embed(self.texts)
+        self.times = np.array([at.timestamp() for at, _ in turns], dtype=np.float64)
+
+    def retrieve(self, query: str, k: int, as_of: datetime | None = None) -> list[str]:
+        if not self.texts:
+            return []
+        s = self._scores(query)
+        if as_of is not None:
+            s = np.where(self.times <= as_of.timestamp(), s, -np.inf)
+        order = [int(i) for i in np.argsort(-s, kind="stable") if np.isfinite(s[i])]
+        return [self.texts[i] for i in order[:k]]
+
+
+def score_probe(texts: Sequence[str], probe: Probe) -> tuple[bool, list[str], list[str]]:
+    """(passed, wants missing from `texts`, forbids present in them)."""
+    missing = [w for w in probe.want if not any(w in t for t in texts)]
+    present = [f for f in probe.forbid if any(f in t for t in texts)]
+    return not missing and not present, missing, present
+
+
+def _retrievable(a: Any) -> bool:
+    return a.valid_to is None and a.status not in RETIRED | REVIEW | {"rejected"}
+
+
+def write_path(case: Case, rows: list[Any], turn_ids: list[list[int]]) -> dict[str, Any]:
+    """False/missed retirements, lines in review and hedges stored as facts, from the ledger.
+
+    A line's rows are those whose text contains it; when none does (a duplicate absorbed into
+    an earlier row), the rows its ingest actions point to."""
+    assert case.final is not None
+    by_id = {int(a.id): a for a in rows}
+
+    def rows_of(sub: str) -> list[Any]:
+        found = [a for a in rows if sub in a.text]
+        return found or [by_id[i] for i in turn_ids[case.turn_of(sub)] if i in by_id]
+
+    def why(a: Any) -> str:
+        if a.superseded_by is not None and int(a.superseded_by) in by_id:
+            return by_id[int(a.superseded_by)].text
+        return f"({a.status} {a.reason or ''})".replace(" )", ")")
+
+    out: dict[str, Any] = {"false_retirements": [], "missed_retirements": [], "in_review": [],
+                           "not_stored": [], "not_facts_as_facts": []}
+    counted: set[int] = set()
+    for kind in ("active", "mixed", "retired"):
+        for sub in case.final[kind]:
+            found = rows_of(sub)
+            line = case.turns[case.turn_of(sub)][1]
+            if not found:
+                if kind != "retired":
+                    out["not_stored"].append({"item": case.id, "line": line})
+            elif all(a.status in REVIEW for a in found):
+                out["in_review"].append({"item": case.id, "line": line, "kind": kind})
+            elif kind == "retired":
+                if any(_retrievable(a) for a in found):
+                    out["missed_retirements"].append({"item": case.id, "line": line})
+            elif not any(_retrievable(a) for a in found):
+                gone = [a for a in found if a.status in RETIRED]
+                counted.update(int(a.id) for a in gone)
+                out["false_retirements"].append({
+                    "item": case.id, "line": line, "by": [why(a) for a in gone],
+                    "cause": "retired"})
+    hedge_ids: dict[int, str] = {}
+    for sub in case.final["not_facts"]:
+        for a in rows_of(sub):
+            hedge_ids[int(a.id)] = a.text
+            if a.kind == "assertion" and a.status == "active":
+                out["not_facts_as_facts"].append({"item": case.id, "line": a.text})
+    for a in rows:
+        sb = a.superseded_by
+        if sb is not None and int(sb) in hedge_ids and int(a.id) not in counted:
+            counted.add(int(a.id))
+            out["false_retirements"].append({"item": case.id, "line": a.text,
+                                             "by": [hedge_ids[int(sb)]], "cause": "not_fact"})
+    return out
+
+
+def replay(eng: Any, case: Case) -> list[list[int]]:
+    """Ingest every turn in order at its own time; the assertion ids each turn touched."""
+    return [[int(a.assertion_id) for a in eng.ingest(text, source="chat", at=at)]
+            for at, text in case.turns]
+
+
+def ledger_write_path(eng: Any, case: Case, turn_ids: list[list[int]]) -> dict[str, Any]:
+    """`write_path` over every row of the engine's ledger."""
+    rows = eng.list_assertions(None, limit=1_000_000, order="id", descending=False)
+    return write_path(case, rows, turn_ids)
+
+
+def run_case(case: Case, emb: CachedEmbedder, folder: Path, k: int = 5) -> dict[str, Any]:
+    """Replay one case into a fresh ledger and the plain store; score every probe."""
+    from memstrata_app.engine import MemoryEngine
+
+    base = PlainStore(emb)
+    base.load_turns(case.turns)
+    safe = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in case.id)
+    with MemoryEngine.open(folder / f"{safe}.db", embedder=emb) as eng:
+        turn_ids = replay(eng, case)
+        probes = []
+        for p in case.probes:
+            got = [h.text for h in eng.retrieve(p.q, k=k, as_of=p.as_of)]
+            ok, missing, present = score_probe(got, p)
+            b_ok = score_probe(base.retrieve(p.q, k, p.as_of), p)[0]
+            probes.append({"q": p.q, "as_of": p.as_of.isoformat() if p.as_of else None,
+                           "engine": ok, "baseline": b_ok, "missing": missing,
+                           "forbidden_present": present, "top": got})
+        wp = ledger_write_path(eng, case, turn_ids) if case.final is not None else None
+    return {"id": case.id, "family": case.family, "turns": len(case.turns), "probes": probes,
+            "write_path": wp}
+
+
+COUNTS = ("false_retirements", "missed_retirements", "in_review", "not_stored",
+          "not_facts_as_facts")
+
+
+def summarize(results: Iterable[dict[str, Any]]) -> dict[str, Any]:
+    """Probe pass counts (all, current, as-of) and write-path counts over some cases."""
+    s: dict[str, Any] = {"items": 0, "probes": 0, "baseline_pass": 0, "engine_pass": 0,
+                         "current_probes": 0, "current_baseline_pass": 0,
+                         "current_engine_pass": 0, "as_of_probes": 0,
+                         "as_of_baseline_pass": 0, "as_of_engine_pass": 0, "scored_write": 0}
+    s.update({c: 0 for c in COUNTS})
+    for r in results:
+        s["items"] += 1
+        for p in r["probes"]:
+            tag = "as_of" if p["as_of"] else "current"
+            s["probes"] += 1
+            s[f"{tag}_probes"] += 1
+            s["baseline_pass"] += p["baseline"]
+            s["engine_pass"] += p["engine"]
+            s[f"{tag}_baseline_pass"] += p["baseline"]
+            s[f"{tag}_engine_pass"] += p["engine"]
+        if r["write_path"] is not None:
+            s["scored_write"] += 1
+            for c in COUNTS:
+                s[c] += len(r["write_path"][c])
+    return s
+
+
+def run_set(name: str, emb: CachedEmbedder, family: str | None = None, limit: int | None = None,
+            k: int = 5, log: Log = lambda _m: None) -> dict[str, Any]:
+    """Every case of one set: per-family (or per-story) summaries, totals and details."""
+    cases = load_set(name, family, limit)
+    emb.warm([t for c in cases for _, t in c.turns] + [p.q for c in cases for p in c.probes])
+    t0 = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix=f"memstrata-conv-{name}-") as tmp:
+        results = [run_case(c, emb, Path(tmp), k) for c in cases]
+    log(f"conversations/{name}: {len(cases)} cases in {time.perf_counter() - t0:.1f} s")
+    families: dict[str, list[dict[str, Any]]] = {}
+    for r in results:
+        families.setdefault(r["family"], []).append(r)
+    lists = {c: [x for r in results if r["write_path"] for x in r["write_path"][c]]
+             for c in COUNTS}
+    details = [{"item": r["id"], "q": p["q"], "as_of": p["as_of"], "missing": p["missing"],
+                "forbidden_present": p["forbidden_present"], "top": p["top"]}
+               for r in results for p in r["probes"] if not p["engine"]]
+    return {"families": {f: summarize(rs) for f, rs in families.items()},
+            "totals": summarize(results), "has_final": any(c.final for c in cases),
+            "details": details, **lists}
+
+
+def run_sets(emb: CachedEmbedder, sets: Sequence[str] | None = None, family: str | None = None,
+             limit: int | None = None, k: int = 5, log: Log = lambda _m: None
+             ) -> dict[str, Any]:
+    """The named sets (default: all on disk) and the grand totals."""
+    names = list(sets) if sets is not None else available_sets()
+    out: dict[str, Any] = {"k": k, "limit_per_family": limit, "sets": {}}
+    for n in names:
+        try:
+            out["sets"][n] = run_set(n, emb, family, limit, k, log)
+        except (ConversationDataError, json.JSONDecodeError, OSError) as e:
+            log(f"conversations/{n}: skipped, {e}")
+            out["sets"][n] = {"error": f"{type(e).__name__}: {e}"}
+    totals = summarize([])
+    for s in out["sets"].values():
+        for key, v in s.get("totals", {}).items():
+            totals[key] += v
+    out["totals"] = totals
+    return out

@@ -1,0 +1,236 @@
+"""Change statements: moved / switched / migrated / upgraded / bumped / rolled back /
+raised / lowered / renamed-away / handed over / took over / replaced X with Y / swapped X
+for Y / ripped out X / X is gone / "from A to B" / "A → B".
+
+A change yields the thing changed (when named), the new value and, when the sentence
+names it, the old value. The old value lets the write path find the key through the
+active fact that holds it, even when no attribute word is said ("we went from nose to
+pytest"). The parse locates the verb and the noun phrase it governs; values are read
+from the text between the markers ("from", "to", "with", "for", "→").
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+_I = re.IGNORECASE
+
+_CHANGE_VERBS = (
+    "moved|move|moving|switched|switch|switching|migrated|migrate|migrating|upgraded|upgrade|"
+    "upgrading|bumped|bump|bumping|downgraded|downgrade|downgrading|raised|raise|raising|"
+    "lowered|lower|lowering|increased|increase|increasing|decreased|decrease|decreasing|"
+    "reduced|reduce|reducing|cut|changed|change|changing|updated|update|updating|went|go|"
+    "goes|going|scaled|scale|scaling|pinned|pin|bumped\\s+up|bumped\\s+down|dropped|"
+    "shrunk|shrank|grew|grown|extended|shortened|tightened|loosened|relaxed|doubled|halved|"
+    "flipped|rotated|repointed|pointed|transitioned|jumped|set|reset|cranked|dialed|dialled|"
+    "turned|ported|rebased|promoted|shifted"
+)
+_ROLLBACK_VERBS = ("rolled\\s+back|rolling\\s+back|roll\\s+back|rolled\\s+it\\s+back|reverted|"
+                   "revert|reverting|put\\s+back|moved\\s+back|switched\\s+back|went\\s+back|"
+                   "changed\\s+back|set\\s+back|back(?=\\s+to\\b)")
+_VALUE = (r"(?P<{n}>[`'\"“]?[^\s,;]+(?:\s+(?!(?:to|from|for|with|in|on|at|and|because|"
+          r"since|so|but|now|as|after|over|via|instead)\b)[^\s,;]+){{0,3}}?[`'\"”]?)")
+_END = (r"(?=\s*(?:$|[,;]|\s(?:because|since|so|but|and|now|after|as|for|in|on|at|over|via|"
+        r"instead|which|once|until|while|when|today|yesterday|last|this|earlier|with|per|by|"
+        r"across|through|during|before|thanks|due|to\s+(?:avoid|fix|keep|stop|make|reduce|"
+        r"save|get|match))\b|\s[—–(-]))")
+
+
+def _v(n: str) -> str:
+    return _VALUE.format(n=n)
+
+
+_WHO = r"(?:(?:we|i|they|you|he|she|someone|ops|the\s+team|(?-i:[A-Z][a-z]+(?=\s+(?:just\s+|has\s+|have\s+|finally\s+)?[a-z]+ed\b)))\s+)?"
+_AUX = r"(?:(?:have|has|had|just|finally|already|also|now|then|got|get|gets|was|were|is|are|been|be|being)\s+)*"
+
+# "bumped gunicorn workers from 8 to 12", "we switched from nose to pytest",
+# "prod Postgres upgraded from 14.10 to 15.6", "watchdog went from 8 s to 16 s"
+FROM_TO = re.compile(
+    rf"^(?P<pre>.*?)\b(?P<verb>{_CHANGE_VERBS})\b\s*(?P<mid>.*?)\s*\bfrom\s+{_v('old')}"
+    rf"\s+(?:to|->|→|=>|into|over\s+to)\s+{_v('new')}{_END}",
+    _I,
+)
+# "upgrade X to B", "X was bumped to B", "moved the API to 8080", "X is now set to B"
+TO_ONLY = re.compile(
+    rf"^(?P<pre>.*?)\b(?P<verb>{_CHANGE_VERBS})\b\s*(?P<mid>.*?)\s*\b(?:to|->|→|=>|into|"
+    rf"over\s+to|up\s+to|down\s+to)\s+{_v('new')}{_END}",
+    _I,
+)
+# "replaced axios with ky", "swapped RabbitMQ for Redis", "dropped X in favour of Y",
+# "X replaced by Y", "moved off X onto Y", "ditched X for Y"
+REPLACE = re.compile(
+    rf"^(?P<pre>.*?)\b(?:replaced|replace|replacing|swapped(?:\s+out)?|swap(?:\s+out)?|"
+    rf"swapping|traded|exchanged|ditched|dumped|dropped|ripped\s+out|replaced\s+out|"
+    rf"moved\s+off(?:\s+of)?|migrated\s+off(?:\s+of)?|switched\s+off(?:\s+of)?)\s+"
+    rf"(?:the\s+)?{_v('old')}\s+(?:with|for|in\s+favou?r\s+of|by|onto|to|->|→)\s+"
+    rf"(?:the\s+)?{_v('new')}{_END}",
+    _I,
+)
+REPLACED_BY = re.compile(
+    rf"^(?:the\s+)?{_v('old')}\s+(?:(?:is|was|has\s+been|got|were)\s+)?"
+    rf"(?:replaced|swapped\s+out|superseded)\s+(?:by|with|for)\s+(?:the\s+)?{_v('new')}{_END}",
+    _I,
+)
+ARROW = re.compile(
+    rf"^(?P<pre>.*?){_v('old')}\s*(?:->|→|=>|⟶|➡️?|>)\s*{_v('new')}(?P<post>.*)$", _I)
+# "gunicorn is rolled back to 8 workers", "reverted the TTL to 300s", "back to 8080"
+ROLLBACK = re.compile(
+    rf"^(?P<pre>.*?)\b(?:{_ROLLBACK_VERBS})\b\s*(?P<mid>.*?)\s*\b(?:to|on|at)\s+{_v('new')}"
+    rf"{_END}",
+    _I,
+)
+# "New Relic is gone", "ripped out X", "removed X", "X is dead"
+GONE = re.compile(
+    rf"^(?:the\s+)?{_v('old')}\s+(?:is|are|has\s+been|was|got)\s+(?:gone|dead|removed|"
+    rf"deleted|retired|decommissioned|history|no\s+more|out\s+of\s+(?:the\s+)?(?:build|"
+    rf"codebase|repo|stack|project|app|image|bundle|firmware|lockfile|dependencies|deps))\b",
+    _I,
+)
+RIP_OUT = re.compile(
+    rf"^{_WHO}{_AUX}(?:ripped\s+out|removed|deleted|dropped|retired|decommissioned|killed|"
+    rf"got\s+rid\s+of|uninstalled)\s+(?:the\s+)?{_v('old')}{_END}",
+    _I,
+)
+# ownership: "Sam took over payments", "handed auth over to Lee", "Billing is Maria's now",
+# "X belongs to the platform team now"
+TOOK_OVER = re.compile(
+    rf"^(?P<who>[A-Z][\w.\-]*(?:\s+[A-Z][\w.\-]*)?|the\s+[\w\-]+\s+team)\s+{_AUX}"
+    rf"(?:took|takes|taking|has\s+taken)\s+over\s+(?:(?:ownership|responsibility)\s+(?:of|for)\s+)?"
+    rf"(?:the\s+)?(?P<thing>[^,;]+?){_END}",
+    _I,
+)
+HANDED = re.compile(
+    rf"^{_WHO}{_AUX}(?:handed|handing|hand|passed|passing|gave|giving|transferred|"
+    rf"transferring|reassigned|reassigning|moved|moving)\s+(?:(?:ownership|responsibility)\s+"
+    rf"(?:of|for)\s+)?(?:the\s+)?(?P<thing>[^,;]+?)\s+(?:over\s+)?(?:to)\s+"
+    rf"(?P<who>[A-Z][\w.\-]*(?:\s+[A-Z][\w.\-]*)?|the\s+[\w\-]+\s+team|[a-z]+\s+team)"
+    rf"(?:'s\s+team)?{_END}",
+    _I,
+)
+POSSESSIVE = re.compile(
+    rf"^(?:the\s+)?(?P<thing>[\w`'\"\-./ ]+?)\s+(?:is|are)\s+(?:now\s+)?"
+    rf"(?P<who>[A-Z][\w\-]*|the\s+[\w\-]+\s+team)(?:'s|’s)(?:\s+(?:now|baby|problem|thing|"
+    rf"area|call))?{_END}",
+)
+ON_CALL = re.compile(
+    r"^(?:(?P<w1>[A-Z][\w\-]*)\s+(?:is\s+)?(?:back\s+|now\s+)?(?:on[\s-]?call|has\s+the\s+pager|"
+    r"(?:is\s+)?holding\s+the\s+pager)\b"
+    r"|(?:the\s+)?(?:on[\s-]?call|pager)(?:\s+(?:person|engineer|rotation))?\s*(?::|is|=)\s*"
+    r"(?:now\s+)?(?P<w2>[A-Z][\w\-]*)\b)"
+)
+BELONGS = re.compile(
+    rf"^(?:the\s+)?(?P<thing>[^,;]+?)\s+(?:now\s+)?(?:belongs|belong)\s+to\s+"
+    rf"(?P<who>[A-Z][\w.\-]*(?:\s+[A-Z][\w.\-]*)?|the\s+[\w\-]+(?:\s+[\w\-]+)?\s+team|"
+    rf"[a-z\-]+\s+team){_END}",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """One change claim. `thing` is the noun phrase changed ("" when only values are named)."""
+
+    thing: str
+    new: str
+    old: str | None
+    method: str
+    relation: str | None = None  # set when the pattern itself names it (owner)
+    removal: bool = False
+    rollback: bool = False
+
+
+_LEAD = re.compile(rf"^{_WHO}{_AUX}", _I)
+_TAIL_FILLER = re.compile(r"\s+(?:now|again|too|as\s+well|today|back)$", _I)
+_THING_STOP = re.compile(r"^(?:it|them|that|this|things?|stuff|everything|over|up|down|back|"
+                         r"we|i|they|you|us)$", _I)
+
+
+def _thing(pre: str, mid: str) -> str:
+    """The changed noun phrase: after the verb ("bumped X to"), else before it ("X was
+    bumped to")."""
+    for part in (mid, pre):
+        p = _LEAD.sub("", part.strip(" ,:;")).strip()
+        p = re.sub(r"\s+(?:is|are|was|were|has|have|had|got|been|just|finally|also|now)$",
+                   "", p, flags=_I)
+        p = re.sub(r"\b(?:we|i|they|you)\s*$", "", p, flags=_I).strip()
+        p = _TAIL_FILLER.sub("", p).strip(" ,:;")
+        if p and not _THING_STOP.match(p) and len(p.split()) <= 7:
+            return p
+    return ""
+
+
+def _clean_value(v: str) -> str:
+    v = v.strip().rstrip(".,;:!")
+    v = re.sub(r"\s+(?:now|again|too|instead|then|as\s+well|permanently|for\s+good)$", "", v,
+               flags=_I)
+    return v.strip()
+
+
+def find_change(text: str, doc: Any = None) -> Change | None:
+    """The change a claim states, if it states one."""
+    m = ROLLBACK.match(text)
+    if m and not re.search(r"\bfrom\b", m.group("mid"), _I):
+        return Change(_thing(m.group("pre"), m.group("mid")), _clean_value(m.group("new")),
+                      None, "parse:rollback", rollback=True)
+    for rx, method in ((REPLACE, "parse:replace"), (REPLACED_BY, "parse:replace")):
+        m = rx.match(text)
+        if m:
+            thing = _thing(m.groupdict().get("pre") or "", "")
+            return Change(thing, _clean_value(m.group("new")), _clean_value(m.group("old")),
+                          method)
+    m = FROM_TO.match(text)
+    if m:
+        return Change(_thing(m.group("pre"), m.group("mid")), _clean_value(m.group("new")),
+                      _clean_value(m.group("old")), "parse:change")
+    m = ON_CALL.match(text)
+    if m:
+        return Change("rotation", m.group("w1") or m.group("w2"), None, "parse:on_call",
+                      relation="on_call")
+    m = TOOK_OVER.match(text)
+    if m:
+        return Change(_clean_value(m.group("thing")), _who(m.group("who")), None,
+                      "parse:took_over", relation="owner")
+    m = HANDED.match(text)
+    if m and not _looks_like_value(m.group("who")):
+        return Change(_clean_value(m.group("thing")), _who(m.group("who")), None,
+                      "parse:handed_over", relation="owner")
+    for rx, method in ((POSSESSIVE, "parse:possessive"), (BELONGS, "parse:belongs")):
+        m = rx.match(text)
+        if m:
+            return Change(_clean_value(m.group("thing")), _who(m.group("who")), None, method,
+                          relation="owner")
+    m = GONE.match(text) or RIP_OUT.match(text)
+    if m:
+        return Change("", "", _clean_value(m.group("old")), "parse:gone", removal=True)
+    m = TO_ONLY.match(text)
+    if m and _verb_governs(doc, m.group("verb")):
+        thing = _thing(m.group("pre"), m.group("mid"))
+        return Change(thing, _clean_value(m.group("new")), None, "parse:change")
+    m = ARROW.match(text)
+    if m:
+        thing = _thing(m.group("pre"), "") or _thing(re.sub(
+            r"^\s*(?:for|on|in|of)\s+", "", m.group("post") or "", flags=_I), "")
+        return Change(thing, _clean_value(m.group("new")), _clean_value(m.group("old")),
+                      "parse:arrow")
+    return None
+
+
+def _who(w: str) -> str:
+    return re.sub(r"^the\s+", "", w.strip(), flags=_I)
+
+
+def _looks_like_value(w: str) -> bool:
+    return bool(re.search(r"\d", w))
+
+
+def _verb_governs(doc: Any, verb: str) -> bool:
+    """The change verb is a verb of this clause in the parse (not a noun: "the upgrade to
+    16 is planned" states nothing done)."""
+    if doc is None:
+        return True
+    first = verb.split()[0].lower()
+    for t in doc:
+        if t.lower_ == first:
+            return t.tag_.startswith("VB") or t.dep_ in ("ROOT", "conj", "advcl", "xcomp")
+    return True

@@ -1,0 +1,267 @@
+"""Claims, not sentences: a sentence becomes zero or more claims, each a
+(subject, relation, value) with its context and, for a change, the value it replaced.
+
+Order of the tiers for one claim: change statements (changes.py), then the phrasing rules
+(rules/), then the value-slot frame (slots.py). Context qualifiers are taken out first
+(context.py), discourse wrappers and reasons before that (discourse.py).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import Any
+
+from ..extract import extract
+from ..normalize import normalize_entity, strip_wrapping
+from ..normalize_values import VERSION_RE, split_key
+from ..rules.common import NAME_VER
+from ..rules.ports import PORT_VALUE
+from ..slots import frame_extraction
+from ..types import Extraction
+from .changes import Change, find_change
+from .context import COMPONENT_HEAD, Context, component_label, find_context
+from .discourse import Utterance, classify
+from .parse import VERB_TAGS, parse_many
+
+_I = re.IGNORECASE
+
+
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """What one sentence says: its kind, the reason, and its claims."""
+
+    sentence: str
+    kind: str  # statement | question | request | hedge | plan
+    reason: str
+    extractions: tuple[Extraction, ...] = ()
+
+    @property
+    def stored(self) -> bool:
+        return self.kind not in ("question", "request")
+
+    @property
+    def note(self) -> bool:
+        return self.kind in ("hedge", "plan")
+
+
+def read(sentences: Sequence[str], at: datetime | Sequence[datetime], *,
+         commit: bool = False) -> list[Reading]:
+    """Readings for sentences (parsed in one batch); `at`: one time, or one per sentence."""
+    ats = [at] * len(sentences) if isinstance(at, datetime) else list(at)
+    utts = [classify(s, commit=commit) for s in sentences]
+    todo = [i for i, u in enumerate(utts) if u.kind == "statement" and u.core]
+    docs = dict(zip(todo, parse_many([utts[i].core for i in todo]), strict=True))
+    out = []
+    for i, (s, u) in enumerate(zip(sentences, utts, strict=True)):
+        if u.kind != "statement":
+            out.append(Reading(s, u.kind, u.reason))
+            continue
+        doc = docs.get(i)
+        if doc is not None and _imperative(doc) and not commit and not _has_values(u.core):
+            out.append(Reading(s, "request", "an instruction to the assistant, not a statement"))
+            continue
+        exts = _claims(s, u, doc, ats[i])
+        reason = "" if exts else "no claim found: kept as plain text, retrievable, never merged"
+        out.append(Reading(s, "statement", reason, tuple(exts)))
+    return out
+
+
+def _claims(sentence: str, u: Utterance, doc: Any, at: datetime) -> list[Extraction]:
+    out: list[Extraction] = []
+    inherited = Context()
+    for part in split_claims(u.core, doc):
+        ctx, text = find_context(part)
+        ctx = ctx.merged(inherited) if not ctx.parts else ctx
+        if ctx.parts:
+            inherited = Context(ctx.parts)
+        for ex in _one_claim(text, doc, at):
+            out.append(_finish(ex, sentence, ctx, text))
+    seen: set[tuple[str, str, str, str]] = set()
+    uniq = []
+    for e in out:
+        k = (normalize_entity(e.subject), e.relation, e.object.casefold(), e.context)
+        if k not in seen:
+            seen.add(k)
+            uniq.append(e)
+    return uniq
+
+
+def _one_claim(text: str, doc: Any, at: datetime) -> list[Extraction]:
+    if not text or len(text) < 3:
+        return []
+    ch = find_change(text, doc)
+    if ch is not None:
+        got = _from_change(ch, text)
+        if got:
+            return got
+    exts = extract(text, at)
+    if exts:
+        return exts
+    return frame_extraction(text)
+
+
+def _from_change(ch: Change, text: str) -> list[Extraction]:
+    new = strip_wrapping(ch.new)
+    old = strip_wrapping(ch.old) if ch.old else None
+    if ch.removal:
+        if not old:
+            return []
+        return [Extraction(subject=old, relation="", object=old, sentence=text, confidence=0.8,
+                           method=ch.method, removal=True, old_object=old, by_value=True)]
+    if not new or len(new.split()) > 6:
+        return []
+    thing = ch.thing
+    context = ""
+    nv = NAME_VER.match(new)
+    if nv and (not thing or COMPONENT_HEAD.search(thing.lower())):
+        # "the auth service was upgraded to requests 2.0.0": the library is the subject,
+        # the service is the context
+        if thing:
+            context = component_label(thing)
+        thing, new = nv.group("name"), nv.group("ver")
+        if old:
+            ov = NAME_VER.match(old)
+            old = ov.group("ver") if ov else old
+    if ch.relation:
+        subj, rel = thing, ch.relation
+    elif thing:
+        sk = split_key(thing)
+        subj, rel = (sk[0], sk[1]) if sk else (thing, "value")
+    else:
+        subj, rel = "", ""
+    if not subj:
+        if not old and not ch.rollback:
+            return []
+        # only the values are named: the key is the one holding the old value
+        return [Extraction(subject=old or new, relation="replaced_by", object=new,
+                           sentence=text, confidence=0.8, method=ch.method, old_object=old,
+                           rollback=ch.rollback, by_value=True, context=context)]
+    conf = 0.85 if ch.relation or old or ch.rollback else 0.8
+    return [Extraction(subject=subj, relation=rel, object=new, sentence=text, confidence=conf,
+                       method=ch.method, old_object=old, rollback=ch.rollback, context=context)]
+
+
+_LEAD_COMPONENT = re.compile(
+    r"^(?:the\s+|our\s+)?(?P<c>(?:[`'\"]?[\w.\-]+[`'\"]?\s+){1,2}(?:service|svc|api|app|worker|"
+    r"backend|frontend|server|pipeline|module|package|repo|project|job|gateway|microservice|"
+    r"lambda|function|bot|cli|sdk|plugin|client|daemon|consumer|producer))\b(?!\s+(?:port|url|"
+    r"host|version|name|owner|timeout|is\s+(?:called|named)))",
+    _I,
+)
+_VALUE_TAIL = re.compile(
+    r"^(?P<v>`[^`]+`|v?\d[\w.\-+:/]*(?:\s?(?:ms|s|sec|secs|seconds?|m|mins?|minutes?|h|hours?|"
+    r"days?|kb|mb|gb|tb|kib|mib|gib|%|x|rps|qps|baud|hz|khz|mhz|µa|ma|ua|req/s|"
+    r"requests?/(?:s|sec|min|minute|h|hour)))?)\s+(?:in|on|at|for|per|via|with|from|by|over)\s+"
+    r"\S.*$",
+    _I,
+)
+
+
+def _finish(ex: Extraction, sentence: str, ctx: Context, text: str) -> Extraction:
+    """Attach the context and the whole sentence; canonical relation for value shapes."""
+    parts = [p for p in (ex.context, ctx.key) if p]
+    subj, rel, obj = ex.subject, ex.relation, ex.object
+    lead = _LEAD_COMPONENT.match(text)
+    if lead and not ex.by_value:
+        comp = component_label(lead.group("c"))
+        ns = normalize_entity(subj)
+        if comp not in ns and ns not in comp and normalize_entity(obj) not in comp:
+            parts.append(comp)
+    if rel.endswith("_version") and rel != "version":  # "the MySQL version for orders"
+        parts.append(normalize_entity(subj))
+        subj, rel = rel[: -len("_version")].replace("_", " "), "version"
+    if rel == "connects_to":  # "talks to MySQL 8": the MySQL version of that service
+        nv = NAME_VER.match(obj)
+        if nv:
+            parts.append(normalize_entity(subj))
+            subj, rel, obj = nv.group("name"), "version", nv.group("ver")
+    m = _VALUE_TAIL.match(obj)
+    if m and rel not in ("uses", "depends_on", "supports"):
+        obj = m.group("v")
+    if rel == "value":
+        if PORT_VALUE.match(obj) and re.search(r"\bport\b|:\d", text, _I):
+            rel = "port"
+        elif VERSION_RE.match(obj) and ("." in obj or obj[:1] in "vV"):
+            rel = "version"
+    context = "; ".join(dict.fromkeys(p for p in parts if p))
+    return replace(ex, subject=subj, relation=rel, object=obj, sentence=sentence,
+                   context=context)
+
+
+# --- splitting a sentence into claims -----------------------------------------------------
+
+_SPLIT = re.compile(r"\s*;\s+|,\s*(?:and|but|while|plus|also)\s+|\s+(?:and|but|while)\s+|,\s+"
+                    r"|\s+\+\s+")
+_PROTECT = re.compile(r"`[^`]*`|\([^()]*\)|\"[^\"]*\"")
+_GAP = re.compile(r"^(?P<np>(?:the\s+|our\s+)?[\w`'\"\-./]+(?:\s+[\w`'\"\-./]+){0,3}?)\s+"
+                  r"(?P<rest>(?:on|at|to|in|=|:|->|→)\s+\S.*|`[^`]+`|v?\d\S*.*)$", _I)
+_VALUEISH = re.compile(r"\d|`")
+
+
+def split_claims(core: str, doc: Any) -> list[str]:
+    """Clauses of a sentence that can each carry a fact. A part without a verb borrows the
+    first clause's verb ("the api is on 8080 and the worker on 8081"); a part that is not a
+    clause stays with the one before (lists: "3.10, 3.11 and 3.12")."""
+    masked = _PROTECT.sub(lambda m: "\0" * len(m.group()), core)
+    cuts = [(m.start(), m.end()) for m in _SPLIT.finditer(masked)]
+    if not cuts:
+        return [core]
+    spans, start = [], 0
+    for a, b in cuts:
+        spans.append((start, a))
+        start = b
+    spans.append((start, len(core)))
+    verbs = _verb_offsets(doc, core)
+    parts: list[list[Any]] = []  # [start, end, rewritten text or None]
+    first_verb: str | None = None
+    for a, b in spans:
+        text = core[a:b].strip(" ,;")
+        if not text:
+            continue
+        if not parts:
+            parts.append([a, b, None])
+            first_verb = _verb_word(doc, a, b)
+            continue
+        if any(a <= o < b for o in verbs) and len(text.split()) >= 2:
+            parts.append([a, b, None])
+            continue
+        g = _GAP.match(text)
+        if g and first_verb and _VALUEISH.search(g.group("rest")) and not _VALUEISH.match(text):
+            parts.append([a, b, f"{g.group('np')} {first_verb} {g.group('rest')}"])
+            continue
+        prev = parts[-1]
+        prev[2] = f"{prev[2]}, {text}" if prev[2] else None
+        prev[1] = b
+    return [p[2] or core[p[0]:p[1]].strip(" ,;") for p in parts]
+
+
+def _verb_offsets(doc: Any, core: str) -> list[int]:
+    if doc is None or doc.text != core:
+        return []
+    return [t.idx for t in doc if t.tag_ in VERB_TAGS]
+
+
+def _verb_word(doc: Any, a: int, b: int) -> str | None:
+    if doc is None:
+        return None
+    for t in doc:
+        if a <= t.idx < b and (t.tag_ in ("VBZ", "VBP", "VBD") or t.lower_ in ("is", "are")):
+            return t.text
+    return None
+
+
+def _imperative(doc: Any) -> bool:
+    """A sentence led by a bare verb with no subject ("add a retry to the client")."""
+    toks = [t for t in doc if not t.is_punct]
+    if not toks:
+        return False
+    t0 = toks[0]
+    return (t0.tag_ == "VB" and t0.dep_ == "ROOT"
+            and not any(c.dep_ in ("nsubj", "nsubjpass", "expl") for c in t0.children))
+
+
+def _has_values(text: str) -> bool:
+    return bool(re.search(r"\bfrom\b.+\bto\b|→|->", text, _I))

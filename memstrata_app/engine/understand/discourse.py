@@ -1,0 +1,156 @@
+"""Discourse around a claim: wrappers ("fyi", "heads up", "ok so"), trailing reasons
+("because …", "— the old one kept timing out") and what kind of utterance a sentence is
+(a statement, a question, a request to the assistant, a hedge or proposal, a plan).
+
+Questions and requests are not stored; hedges and plans are stored as notes that never
+retire anything. Every decision carries a reason the user can read.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_I = re.IGNORECASE
+
+_EMOJI = re.compile(
+    "[\U0001f300-\U0001faff\U00002600-\U000027bf\U0001f000-\U0001f2ff\u2190-\u21ff"
+    "\u2300-\u23ff\u2b00-\u2bff\ufe0f\u200d]+")
+
+# Discourse markers that open a sentence and say nothing about the fact.
+_WRAPPER = re.compile(
+    r"^(?:(?:fyi|f\.y\.i\.?|btw|b\.t\.w\.?|psa|fwiw|imo|tl;?dr|nb|n\.b\.|"
+    r"heads[\s-]up|quick\s+(?:heads[\s-]up|note|update|fyi|one|psa)|small\s+(?:thing|update)|"
+    r"(?:just\s+)?(?:so\s+you\s+know|for\s+the\s+record|for\s+reference|a\s+heads[\s-]up)|"
+    r"by\s+the\s+way|as\s+of\s+(?:now|today)|update|note|reminder|news|good\s+news|"
+    r"bad\s+news|status|ok(?:ay)?\s+so|so\s+yeah|so|ok(?:ay)?|alright|all\s+right|right|"
+    r"actually|also|and|plus|oh|ah|hm+|well|anyway(?:s)?|yeah|yep|yup|welp|ugh|lol|"
+    r"update\s+on\s+that|correction|fix(?:ed)?\s+that|to\s+be\s+clear|again|"
+    r"one\s+more\s+thing|another\s+thing|last\s+thing|done|finally|turns\s+out|"
+    r"surprise|apparently|officially|as\s+discussed|per\s+\w+)"
+    r"(?:\s*[:,;!.\-—–]+\s*|\s+(?=\S)))+",
+    _I,
+)
+# Words a wrapper may only be when followed by punctuation (they are also verbs or nouns).
+_NEEDS_PUNCT = frozenset(("update", "note", "status", "news", "done", "correction", "reminder",
+                          "right", "well", "again", "plus", "finally"))
+
+_REASON = re.compile(
+    r"(?:,?\s+(?:because|cause|cuz|coz|bc|since|as\s+(?=(?:the|we|it|our|they|i)\b)|"
+    r"so\s+that|so\s+(?=(?:we|it|the|that|nobody|no\s+one|our|they|i)\b)|"
+    r"in\s+order\s+to|given\s+that|now\s+that|after\s+(?=(?:the|we|it|our|they)\b)|"
+    r"due\s+to|thanks\s+to|which\s+(?:means|should|will|is|was|fixes)|"
+    r"otherwise|per\s+(?=(?:the|our)\b))\b"
+    r"|\s+[—–]+\s*|\s+--?\s+|\s*\((?![^()]*\d[^()]*\)\s*$)[^()]*\)\s*$"
+    r"|[,:]\s+(?:to\s+(?:avoid|fix|keep|stop|make|reduce|save|get|match)|"
+    r"(?:no|zero)\s+(?:issues|problems|complaints)|nothing\s+(?:broke|changed)|"
+    r"fingers\s+crossed|hopefully|should\s+be\s+fine|for\s+now|(?:update|check)\s+your)\b).*$",
+    _I,
+)
+
+QUESTION_START = re.compile(
+    r"^(?:what|which|who|whom|whose|where|when|why|how|is|are|was|were|do|does|did|can|"
+    r"could|should|would|will|shall|may|might|have|has|had|any\s+(?:idea|chance|reason)|"
+    r"anyone|anybody|does\s+anyone|wondering|i\s+wonder|remind\s+me|quick\s+q(?:uestion)?)\b",
+    _I,
+)
+
+REQUEST = re.compile(
+    r"^(?:please|pls|plz|kindly|can\s+you|could\s+you|would\s+you|will\s+you|can\s+u|"
+    r"could\s+u|help\s+me|i\s+need\s+you\s+to|i\s+want\s+you\s+to|make\s+sure|"
+    r"don'?t\s+forget|remember\s+to|go\s+ahead\s+and|let\s+me\s+know|lmk|"
+    r"explain|show\s+me|tell\s+me|give\s+me|thanks|thank\s+you|thx|ty|hi|hello|hey|"
+    r"good\s+morning)\b",
+    _I,
+)
+# An imperative that reads as a commit subject ("Bump X from 1.2 to 1.3", "Update Node.js
+# to v20.11") is a statement of what was done, not a request.
+_COMMIT_LIKE = re.compile(
+    r"^(?:[A-Z][a-z]+)\s+\S.*\b(?:from\s+\S+\s+to\s+\S+|to\s+v?\d[\w.\-]*)\s*(?:\(#\d+\))?$")
+
+_HEDGE = re.compile(
+    r"\b(?:maybe|perhaps|possibly|probably|might|could|should|would|i'?d|we'?d|"
+    r"i\s+think\s+(?:we|it)|thinking\s+(?:about|of)|consider(?:ing)?|propos(?:e|al|ing)|"
+    r"suggest(?:ion|ing)?|what\s+if|how\s+about|not\s+sure|unsure|not\s+decided|undecided|"
+    r"tbd|tbc|let'?s|lean(?:ing)?\s+(?:towards?|to)|floating|idea\s+(?:is|was)|"
+    r"worth\s+(?:trying|considering)|open\s+question|just\s+a\s+thought|wdyt|thoughts\b|"
+    r"considering|prefer(?:ably)?|ideally|hopefully|in\s+theory)\b",
+    _I,
+)
+_PLAN = re.compile(
+    r"\b(?:will|we'?ll|i'?ll|it'?ll|they'?ll|going\s+to|gonna|plan(?:ning)?\s+to|"
+    r"planned|want\s+to|wanna|need\s+to|needs\s+to|have\s+to|has\s+to|hoping\s+to|"
+    r"about\s+to|eventually|someday|at\s+some\s+point|next\s+(?:week|sprint|month|quarter|year)|"
+    r"on\s+the\s+roadmap|todo|to-?do|later\s+this)\b",
+    _I,
+)
+_NEGATED_PAST = re.compile(r"\b(?:didn'?t|did\s+not|never|wasn'?t|weren'?t)\b", _I)
+
+
+@dataclass(frozen=True, slots=True)
+class Utterance:
+    """What kind of sentence this is, and the text left once discourse is removed."""
+
+    kind: str  # statement | question | request | hedge | plan
+    core: str  # the sentence without wrappers and reasons
+    reason: str  # why it is (not) treated as a statement, for the user
+
+
+def strip_wrappers(text: str) -> str:
+    t = _EMOJI.sub(" ", text).strip()
+    t = re.sub(r"^[\s>*\-•]+", "", t)
+    while True:
+        m = _WRAPPER.match(t)
+        if not m:
+            return t
+        words = m.group().strip(" :,;!.-—–").lower().split()
+        # "update the port …" is a request, "update: the port …" a wrapper
+        if len(words) == 1 and words[0] in _NEEDS_PUNCT and not re.match(
+                r"^\s*\w+\s*[:,;!.\-—–]", m.group()):
+            return t
+        rest = t[m.end():].strip()
+        if not rest or rest == t:
+            return t
+        t = rest
+
+
+def strip_reason(text: str) -> str:
+    """Cut a trailing reason or aside; keep the text when nothing would be left."""
+    m = _REASON.search(text)
+    if m and len(text[:m.start()].split()) >= 2:
+        return text[:m.start()].rstrip(" ,;:")
+    return text
+
+
+def classify(sentence: str, *, commit: bool = False) -> Utterance:
+    """Kind of utterance. `commit`: the text is a commit subject (always a statement)."""
+    raw = " ".join(_EMOJI.sub(" ", sentence).split())
+    core = strip_reason(strip_wrappers(raw)).rstrip(" .!;,")
+    if commit:
+        return Utterance("statement", core, "commit subject")
+    if raw.rstrip(" \"')]").endswith("?") or raw.rstrip().endswith("?!"):
+        return Utterance("question", core, "a question, not a statement")
+    if QUESTION_START.match(core) and _inverted(core):
+        return Utterance("question", core, "a question (no question mark)")
+    if REQUEST.match(core) and not _COMMIT_LIKE.match(core):
+        return Utterance("request", core, "a request to the assistant, not a statement")
+    head = _REASON.split(strip_wrappers(raw))[0] if _REASON.search(raw) else core
+    if _HEDGE.search(head):
+        return Utterance("hedge", core, "a hedge or proposal: kept as a note, retires nothing")
+    if _PLAN.search(head) and not _NEGATED_PAST.search(head):
+        return Utterance("plan", core, "a plan, not yet done: kept as a note, retires nothing")
+    return Utterance("statement", core, "")
+
+
+_AUX = re.compile(r"^(?:is|are|was|were|do|does|did|can|could|should|would|will|shall|"
+                  r"may|might|have|has|had)\s+(?P<rest>.*)$", _I)
+
+
+def _inverted(core: str) -> bool:
+    """ "is X still 30s" (a question) versus "is" never leading a statement; wh-words lead
+    questions unless a statement follows ("what we use is X" is rare in chat)."""
+    m = _AUX.match(core)
+    if not m:
+        return True
+    rest = m.group("rest").split()
+    return bool(rest) and rest[0].lower() not in ("now", "set", "done", "gone")

@@ -1,0 +1,203 @@
+"""The conversational benchmark: loaders, the probe scorer with the plain baseline, and the
+write-path counts on real engine ledgers."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from memstrata_app.bench import cli, conversations_report, verdict
+from memstrata_app.bench import conversations as conv
+from memstrata_app.bench.conversations import Case, ConversationDataError, Probe
+from memstrata_app.bench.systems import CachedEmbedder
+from memstrata_app.engine import MemoryEngine
+
+
+def _t(day: int, hour: int = 9) -> datetime:
+    return datetime(2026, 1, day, hour, tzinfo=UTC)
+
+
+def _item(**over) -> dict:
+    d = {"id": "port-1", "family": "config",
+         "turns": [["2026-01-05T09:00", "The auth service port is 8080."],
+                   ["2026-02-05T09:00", "maybe we should move auth to 7070?"],
+                   ["2026-03-05T09:00", "The auth service port is 9090 now."]],
+         "probes": [{"q": "auth port?", "want": ["9090"], "forbid": ["8080"]}],
+         "final": {"active": ["9090"], "retired": ["8080"], "not_facts": ["7070"]}}
+    d.update(over)
+    return d
+
+
+def _write(tmp_path: Path, items: list[dict]) -> Path:
+    p = tmp_path / "items.json"
+    p.write_text(json.dumps(items))
+    return p
+
+
+@pytest.fixture(scope="module")
+def emb(local_embedder) -> CachedEmbedder:
+    return CachedEmbedder(local_embedder)
+
+
+# --- loaders ---------------------------------------------------------------------------------
+def test_items_load_with_utc_times_and_probes(tmp_path: Path) -> None:
+    [case] = conv.load_items(_write(tmp_path, [_item()]))
+    assert case.turns[0][0] == datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
+    assert case.probes[0] == Probe("auth port?", ("9090",), ("8080",), None)
+    assert case.final is not None and case.final["mixed"] == ()
+
+
+@pytest.mark.parametrize(("bad", "message"), [
+    ({"probes": [{"q": "p?", "want": ["6060"], "forbid": []}]}, "'6060' matches 0 turns"),
+    ({"probes": [{"q": "p?", "want": ["auth"], "forbid": []}]}, "'auth' matches 3 turns"),
+    ({"final": {"active": ["9090"], "retired": ["8080"], "not_facts": []}}, "not classified"),
+    ({"final": {"active": ["9090", "port is 9090"], "retired": ["8080"], "not_facts": ["7070"]}},
+     "classified twice"),
+    ({"final": {"active": ["9090"], "retired": ["8080"], "nonsense": ["7070"]}}, "final takes"),
+])
+def test_items_loader_rejects_bad_substrings_and_unclassified_turns(
+        tmp_path: Path, bad: dict, message: str) -> None:
+    with pytest.raises(ConversationDataError, match="item 'port-1'") as err:
+        conv.load_items(_write(tmp_path, [_item(**bad)]))
+    assert message in str(err.value)
+
+
+def test_story_loader_rejects_a_substring_that_names_no_line(tmp_path: Path) -> None:
+    (tmp_path / "s.tsv").write_text("2026-01-05T09:12\tthe repo is `harbor`\n"
+                                    "2026-01-06T09:12\tthe branch is `trunk`\n")
+    (tmp_path / "s_probes.json").write_text(json.dumps(
+        [{"q": "branch?", "want": ["`main`"], "forbid": []}]))
+    with pytest.raises(ConversationDataError, match="story s: probe 0"):
+        conv.load_story(tmp_path / "s.tsv")
+
+
+def test_the_shipped_dev_stories_load() -> None:
+    stories = conv.load_set("stories")
+    assert {c.id for c in stories} == {"backend", "firmware", "gamedev", "warehouse"}
+    assert all(40 <= len(c.turns) <= 45 and len(c.probes) >= 18 for c in stories)
+    assert all(c.final is None for c in stories)
+    assert [c.id for c in conv.load_set("stories", limit=1, family="firmware")] == ["firmware"]
+
+
+# --- scoring with the plain baseline -------------------------------------------------------------
+def test_plain_baseline_keeps_the_stale_value_and_fails_the_current_probe(emb) -> None:
+    case = Case("tiny", "config", ((_t(5), "The auth service port is 8080."),
+                                   (_t(20), "The auth service port is 9090.")), ())
+    base = conv.PlainStore(emb)
+    base.load_turns(case.turns)
+    now = Probe("Which port does the auth service use?", ("9090",), ("8080",))
+    ok, missing, present = conv.score_probe(base.retrieve(now.q, 5), now)
+    assert (ok, missing, present) == (False, [], ["8080"])
+    # a plain store only knows what was said by then, so the past question passes
+    past = Probe(now.q, ("8080",), ("9090",), _t(10))
+    assert conv.score_probe(base.retrieve(past.q, 5, past.as_of), past)[0]
+    assert conv.score_probe(["x 9090 y"], now) == (True, [], [])
+
+
+# --- write-path counts on real ledgers ----------------------------------------------------------
+def test_forgetting_a_true_line_is_a_false_retirement_and_a_kept_stale_one_is_missed(
+        engine: MemoryEngine) -> None:
+    case = Case("ops-1", "ops", (
+        (_t(5), "The billing service runs on host alpha-7."),
+        (_t(6), "We review the billing dashboards every Monday morning."),
+        (_t(7), "The billing queue is called jobs-old.")), (),
+        {"active": ("alpha-7", "dashboards"), "retired": ("jobs-old",), "not_facts": (),
+         "mixed": ()})
+    ids = conv.replay(engine, case)
+    for row in engine.list_assertions(limit=100):  # take reviews out of the picture
+        if row.status == "quarantined":
+            engine.approve(row.id)
+    for row in engine.list_assertions(limit=100):
+        if "dashboards" in row.text and row.status in ("active", "plain"):
+            engine.forget(row.id)
+    wp = conv.ledger_write_path(engine, case, ids)
+    [false] = wp["false_retirements"]
+    assert false["item"] == "ops-1" and "dashboards" in false["line"]
+    assert false["by"] and "retracted" in false["by"][0]
+    assert [m["line"] for m in wp["missed_retirements"]] == [case.turns[2][1]]
+    assert wp["in_review"] == [] and wp["not_stored"] == []
+
+
+def _row(i: int, text: str, status: str, day: int, **kw) -> dict:
+    r = {"id": i, "kind": "fact", "text": text, "status": status,
+         "valid_from": _t(day).isoformat(), "recorded_at": _t(day).isoformat()}
+    return r | kw
+
+
+def _assertion(i: int, text: str, status: str, day: int, obj: str, **kw) -> dict:
+    return _row(i, text, status, day, kind="assertion", key="auth|port", subject="auth",
+                relation="port", object=obj, subject_norm="auth", relation_norm="port",
+                object_norm=obj, **kw)
+
+
+def test_hedges_that_retire_and_lines_in_review_are_counted(engine: MemoryEngine) -> None:
+    """An exported ledger restored exactly (statuses and chains) through the engine's import."""
+    engine.import_records([
+        _assertion(1, "The auth port is 8080.", "superseded", 5, "8080",
+                   valid_to=_t(6).isoformat(), superseded_by=2),
+        _assertion(2, "maybe the auth port should be 9090?", "active", 6, "9090"),
+        _row(3, "Deploys happen on Tuesdays.", "quarantined", 7),
+        _row(4, "The queue is jobs-old.", "superseded", 8, valid_to=_t(9).isoformat(),
+             superseded_by=5),
+        _row(5, "should we rename the queue to jobs-new?", "plain", 9),
+        _row(6, "The cache TTL is 60 seconds.", "plain", 10),
+    ])
+    turns = tuple((_t(d), r) for d, r in [
+        (5, "The auth port is 8080."), (6, "maybe the auth port should be 9090?"),
+        (7, "Deploys happen on Tuesdays."), (8, "The queue is jobs-old."),
+        (9, "should we rename the queue to jobs-new?"), (10, "The cache TTL is 60 seconds.")])
+    case = Case("mix-1", "hedges", turns, (), {
+        "active": ("8080", "Tuesdays", "TTL"), "retired": ("jobs-old",),
+        "not_facts": ("9090", "jobs-new"), "mixed": ()})
+    wp = conv.ledger_write_path(engine, case, [[] for _ in turns])
+    got = {(f["line"], f["cause"], tuple(f["by"])) for f in wp["false_retirements"]}
+    assert got == {("The auth port is 8080.", "retired",
+                    ("maybe the auth port should be 9090?",)),
+                   ("The queue is jobs-old.", "not_fact",
+                    ("should we rename the queue to jobs-new?",))}
+    assert [r["line"] for r in wp["in_review"]] == ["Deploys happen on Tuesdays."]
+    assert [r["line"] for r in wp["not_facts_as_facts"]] == [turns[1][1]]
+    assert wp["missed_retirements"] == []
+
+
+# --- the CLI, the report and the verdict ----------------------------------------------------------
+def test_cli_runs_an_items_set_end_to_end(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, emb,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "conversations").mkdir()
+    (tmp_path / "conversations" / "dev.json").write_text(json.dumps(
+        [_item(), _item(id="port-2", family="other")]))
+    monkeypatch.setattr(conv, "DATA", tmp_path)
+    monkeypatch.setattr("memstrata_app.engine.embedders.shared_local_embedder",
+                        lambda: emb.inner)
+    assert conv.available_sets() == ["dev"]
+    assert cli.main(["conversations", "--set", "all", "--limit", "1", "--verbose"]) == 0
+    out = capsys.readouterr().out
+    assert "conversations: dev" in out and "false retirements" in out
+    assert "config" in out and "other" in out and "total" in out
+    assert cli.main(["conversations", "--set", "dev", "--family", "config", "--json"]) == 0
+    res = json.loads(capsys.readouterr().out)
+    t = res["sets"]["dev"]["totals"]
+    assert t["items"] == 1 and t["probes"] == 1 and t["baseline_pass"] == 0
+    assert t["scored_write"] == 1
+
+
+def test_a_false_retirement_fails_the_verdict_and_shows_in_the_report() -> None:
+    totals = conv.summarize([])
+    fr = {"item": "port-1", "line": "The auth port is 8080.", "by": ["maybe 9090?"],
+          "cause": "retired"}
+    conv_res = {"k": 5, "limit_per_family": None, "totals": totals, "sets": {"dev": {
+        "families": {"config": totals}, "totals": totals, "has_final": True, "details": [],
+        "false_retirements": [fr], "missed_retirements": [], "in_review": []}}}
+    report = {"engine": {"supersession_recall": {}, "false_supersession_categories": {},
+                         "phrasings": []},
+              "by_category": {"memstrata": {}, "naive_rag": {}}, "conversations": conv_res}
+    [f] = verdict.failing(report)
+    assert f["category"] == "conversations: false retirements"
+    assert "port-1" in f["reasons"][1]
+    assert "| family | items | probes |" in conversations_report.markdown(
+        conv_res, lambda rows: "| " + " | ".join(rows[0]) + " |\n")
+    assert "FALSE RETIREMENT port-1" in conversations_report.text(conv_res, verbose=True)
