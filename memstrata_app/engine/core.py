@@ -252,6 +252,31 @@ class MemoryEngine(WriteOps):
 
         return self._submit_write(job)
 
+    def explain(self, text: str, source: str = "api", at: datetime | None = None
+                ) -> IngestResult:
+        """What `ingest` would do with `text`, without writing: the same write path inside a
+        transaction that is rolled back (no embedding, nothing published)."""
+        if not isinstance(text, str):
+            raise EngineError("explain takes text (a string)")
+        at_ts = to_ts(to_utc(at))
+        assert at_ts is not None
+        sents, skipped = statements(text, at_ts, commit=source == "git")
+        zero = np.zeros(self.embedder.dim, dtype=np.float32)
+        prepared = [Statement(s, text_hash(s), exts, zero, t, source, note)
+                    for s, t, exts, note in sents]
+        vocab = self.vocabulary()
+
+        def job(conn: apsw.Connection) -> None:
+            ctx = self._context(conn, vocab)
+            acts = [a for st in prepared for a in self.write_statement(ctx, st)]
+            raise _DryRun(acts)
+
+        try:
+            self._writer.run(job)
+        except _DryRun as d:
+            return IngestResult(tuple(d.actions), tuple(skipped))
+        raise AssertionError("unreachable")  # pragma: no cover
+
     # --- read path -----------------------------------------------------------------------
     def retrieve(self, query: str, k: int = 5, as_of: datetime | None = None) -> list[Hit]:
         """Cosine top-k over the facts valid at `as_of` (default now), as original sentences."""
@@ -482,6 +507,12 @@ class MemoryEngine(WriteOps):
             last = rows[-1][0]
 
 
+class _DryRun(Exception):  # noqa: N818 - control flow: carries explain's result out of a rollback
+    def __init__(self, actions: list[IngestAction]):
+        super().__init__("dry run")
+        self.actions = actions
+
+
 def _check_query(query: str, k: int) -> None:
     if not isinstance(query, str) or not query.strip():
         raise EngineError("retrieve needs a non-empty query")
@@ -498,7 +529,7 @@ def statements(text: str, at: float, *, commit: bool = False
 def statements_many(texts: list[tuple[str, float]], *, commit: bool = False
                     ) -> list[tuple[list[Sentence], list[Skipped]]]:
     """`statements` for many texts, parsed in one batch."""
-    split = [split_sentences(text) for text, _ in texts]
+    split = [split_sentences(text, keep_questions=True) for text, _ in texts]
     flat = [s for sents in split for s in sents]
     times = [_dt(at) for (_, at), sents in zip(texts, split, strict=True) for _ in sents]
     readings = iter(read(flat, times, commit=commit))

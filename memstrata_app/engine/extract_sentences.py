@@ -50,8 +50,9 @@ def _split_unit(unit: str) -> list[str]:
     return out
 
 
-def split_sentences(text: str) -> list[str]:
-    """Split a chat turn or note into statement sentences (questions and code dropped).
+def split_sentences(text: str, *, keep_questions: bool = False) -> list[str]:
+    """Split a chat turn or note into statement sentences (code dropped; questions dropped
+    unless `keep_questions`, for a caller that reports them).
 
     Bullets and ``KEY=value`` / ``key: value`` lines are sentences of their own.
     """
@@ -93,7 +94,7 @@ def split_sentences(text: str) -> list[str]:
     for unit in units:
         for s in _split_unit(unit):
             s = s.strip()
-            if len(s) < 3 or _QUESTION_END.search(s):
+            if len(s) < 3 or (_QUESTION_END.search(s) and not keep_questions):
                 continue
             out.append(s)
     return out
