@@ -7,6 +7,7 @@ import contextlib
 import json
 import logging
 import os
+import subprocess
 import sys
 import threading
 from collections.abc import Iterator, Sequence
@@ -23,6 +24,15 @@ class CliError(Exception):
     """A user-facing error: printed as one line, exit status 1."""
 
 
+INGEST_EXAMPLES = """\
+examples:
+  memstrata ingest "the orders API listens on 8080 in prod"
+  memstrata ingest --file notes.md --at 2026-03-01
+  memstrata ingest --git-log                      # this repository's commit subjects
+  memstrata ingest --git-log ../api --since 2025-01-01 --max 500 -v
+"""
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="memstrata",
@@ -35,11 +45,37 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-v", "--verbose", action="store_true", help="log what happens to stderr")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
-    s = sub.add_parser("ingest", help="store statements (text or a file), superseding old values")
-    s.add_argument("text", nargs="?", help="the statement(s); omit with --file")
+    s = sub.add_parser(
+        "ingest", help="store statements (text, a file or a git history), superseding old values",
+        description="Store statements and print, sentence by sentence, what was understood: "
+                    "the key, the action and what it retired, or why a sentence was not stored.",
+        epilog=INGEST_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    s.add_argument("text", nargs="?", help="the statement(s); omit with --file or --git-log")
     s.add_argument("--file", type=Path, help="a text file, one or more statements ('-': stdin)")
+    s.add_argument("--git-log", nargs="?", const=".", metavar="REPO",
+                   help="ingest the commit subjects of a git repository (default REPO: .), "
+                        "oldest first, each at its committer date")
+    s.add_argument("--since", metavar="DATE",
+                   help="with --git-log: only commits after DATE (anything git log accepts)")
+    s.add_argument("--max", type=int, metavar="N",
+                   help="with --git-log: only the latest N commits")
+    s.add_argument("-v", "--verbose", dest="each", action="store_true",
+                   help="with --git-log: show what was understood in each commit")
     s.add_argument("--at", help="when it was said (ISO 8601; default now)")
-    s.add_argument("--source", default="cli", help="who said it (default: cli)")
+    s.add_argument("--source", help="who said it (default: cli; git with --git-log)")
+    s.add_argument("--json", action="store_true", help="machine-readable output")
+
+    s = sub.add_parser(
+        "explain", help="show what ingesting a text would do, without writing anything",
+        description="A dry run of `memstrata ingest`: the same write path, rolled back. "
+                    "Nothing is written to the ledger.",
+        epilog='example:\n  memstrata explain "moved the orders API from 8080 to 9090 in prod"',
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    s.add_argument("text", help="the statement(s)")
+    s.add_argument("--at", help="when it would be said (ISO 8601; default now)")
+    s.add_argument("--source", default="cli",
+                   help='who would say it (default: cli; "git" reads each sentence as a '
+                        "commit subject)")
     s.add_argument("--json", action="store_true", help="machine-readable output")
 
     s = sub.add_parser("query", help="retrieve the facts valid now (or --as-of T)")
@@ -178,6 +214,11 @@ def fmt_row(a: Any) -> str:
 
 # --- commands ------------------------------------------------------------------------------
 def cmd_ingest(args: argparse.Namespace) -> int:
+    if args.git_log is not None:
+        return ingest_git_log(args)
+    for flag, given in (("--since", args.since), ("--max", args.max), ("-v", args.each)):
+        if given:
+            raise CliError(f"{flag} goes with --git-log")
     if (args.text is None) == (args.file is None):
         raise CliError("give the statement as an argument or with --file, not both")
     text = args.text if args.text is not None else read_text(args.file)
@@ -185,15 +226,125 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         raise CliError("nothing to ingest: the text is empty")
     at = parse_at(args.at)
     with open_engine(args) as eng:
-        res = eng.ingest(text, source=args.source, at=at)
+        res = eng.ingest(text, source=args.source or "cli", at=at)
+        olds = {} if args.json else understood().retired_values(eng, [res])
     if args.json:
         emit_json(res.to_dict())
         return 0
-    if not res.actions:
+    print_understood(res, text, old_values=olds)
+    return 0
+
+
+def cmd_explain(args: argparse.Namespace) -> int:
+    if not args.text.strip():
+        raise CliError("nothing to explain: the text is empty")
+    at = parse_at(args.at)
+    with open_engine(args) as eng:
+        res = eng.explain(args.text, source=args.source, at=at)
+        olds = {} if args.json else understood().retired_values(eng, [res])
+    if args.json:
+        emit_json({"dry_run": True, **res.to_dict()})
+        return 0
+    print("dry run: nothing was written; `memstrata ingest` would do this:")
+    print_understood(res, args.text, dry_run=True, old_values=olds)
+    return 0
+
+
+def understood() -> Any:
+    from . import understood as u
+
+    return u
+
+
+def print_understood(res: Any, text: str, *, dry_run: bool = False,
+                     old_values: dict[int, str | None] | None = None) -> None:
+    """Each sentence quoted once, then what became of it (see `understood.render`)."""
+    u = understood()
+    outcomes = u.by_sentence(res, text)
+    if not outcomes:
         print("no statements found (questions and code blocks are not stored)")
-    for a in res.actions:
-        extra = f" (retired #{', #'.join(map(str, a.retired))})" if a.retired else ""
-        print(f"{a.action.value:<11} #{a.assertion_id}{extra}  {a.text}")
+    for line in u.render(outcomes, dry_run=dry_run, old_values=old_values):
+        print(line)
+
+
+# --- ingest --git-log ----------------------------------------------------------------------
+def git(repo: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
+    try:
+        return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, check=False)
+    except FileNotFoundError:
+        raise CliError("git is not installed (or not on PATH)") from None
+
+
+def read_git_log(repo: Path, since: str | None = None, limit: int | None = None
+                 ) -> list[tuple[str, Any, str]]:
+    """(hash, committer date, subject) of each commit, oldest first."""
+    from datetime import datetime
+
+    if not repo.is_dir():
+        raise CliError(f"{repo} is not a folder")
+    if git(repo, "rev-parse", "--git-dir").returncode != 0:
+        raise CliError(f"{repo} is not a git repository")
+    if git(repo, "rev-parse", "--verify", "-q", "HEAD").returncode != 0:
+        return []  # a repository without commits yet
+    cmd = ["log", "--reverse", "--format=%H%x09%cI%x09%s"]
+    if since:
+        cmd.append(f"--since={since}")
+    if limit is not None:
+        cmd.append(f"--max-count={limit}")
+    out = git(repo, *cmd)
+    if out.returncode != 0:
+        msg = out.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise CliError(f"git log failed in {repo}: {msg[-1] if msg else 'no reason given'}")
+    commits = []
+    for line in out.stdout.decode("utf-8", "replace").splitlines():
+        parts = line.split("\t", 2)
+        if len(parts) == 3 and parts[2].strip():
+            commits.append((parts[0], datetime.fromisoformat(parts[1]), parts[2].strip()))
+    return commits
+
+
+def ingest_git_log(args: argparse.Namespace) -> int:
+    if args.text is not None or args.file is not None:
+        raise CliError("--git-log reads the commits; give no text or --file with it")
+    if args.at is not None:
+        raise CliError("--git-log stores each commit at its committer date; --at does not apply")
+    if args.max is not None and args.max < 1:
+        raise CliError("--max must be at least 1")
+    repo = Path(args.git_log).expanduser()
+    commits = read_git_log(repo, args.since, args.max)
+    u = understood()
+    if not commits:
+        if args.json:
+            emit_json([])
+        else:
+            print(f"no commits to read in {repo}")
+        return 0
+    show = progress_bar("reading commits") if sys.stderr.isatty() and len(commits) > 256 else None
+    with open_engine(args) as eng:
+        results = eng.ingest_many([(subject, at) for _, at, subject in commits],
+                                  source=args.source or "git", progress=show)
+        olds = u.retired_values(eng, results) if args.each and not args.json else {}
+    if show is not None:
+        print(file=sys.stderr)
+    if args.json:
+        emit_json([{"commit": h, "at": at.isoformat(), "subject": subject, **res.to_dict()}
+                   for (h, at, subject), res in zip(commits, results, strict=True)])
+        return 0
+    if args.each or args.verbose:
+        for (h, at, subject), res in zip(commits, results, strict=True):
+            outcomes = u.by_sentence(res, subject)
+            single = len(outcomes) == 1 and outcomes[0].sentence.strip() == subject
+            print(f"{h[:10]}  {at:%Y-%m-%d}  {u.quote(subject) if single else ''}".rstrip())
+            for line in u.render(outcomes, old_values=olds, quote_sentences=not single):
+                print(line if single else f"  {line}")
+    c = u.counts(results)
+    parts = [f"{c.get(k, 0)} {k}" for k in ("superseded", "novel")]
+    parts.append(f"{c.get('prose', 0)} notes")
+    parts += [f"{c[k]} {k}" for k in ("history", "reinforced", "retracted", "quarantined",
+                                       "duplicate") if c.get(k)]
+    parts.append(f"{c.get('skipped', 0)} skipped")
+    n = len(commits)
+    print(f"read {n} commit{'s' if n != 1 else ''} from {repo}: {', '.join(parts)}")
     return 0
 
 
@@ -373,7 +524,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 
 
 COMMANDS = {
-    "ingest": cmd_ingest, "query": cmd_query, "history": cmd_history,
+    "ingest": cmd_ingest, "explain": cmd_explain, "query": cmd_query, "history": cmd_history,
     "quarantine": cmd_quarantine, "forget": cmd_forget, "export": cmd_export,
     "import": cmd_import, "reindex": cmd_reindex, "vocab": cmd_vocab, "stats": cmd_stats,
     "serve": cmd_serve, "mcp": cmd_mcp,

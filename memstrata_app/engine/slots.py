@@ -25,6 +25,7 @@ _SLOT = re.compile(
     r"`[^`]+`"  # code
     r"|\"[^\"]+\"|“[^”]+”"  # quoted strings
     r"|\bhttps?://[^\s,;]+"  # URLs
+    r"|(?<![\w:])\d{1,2}:\d{2}(?::\d{2})?(?:\s?(?:UTC|am|pm))?(?![\w:])"  # times 02:00 UTC
     r"|(?<![\w.#/-])v?\d+(?:\.\d+)+(?:[-+][\w.]+)?(?![\w.]*\w)"  # versions 1.2.3, v2.0-rc1
     rf"|(?<![\w.#/-])\d+(?:[.,]\d+)?(?:\s?{_UNITS})?(?![\w])",  # numbers with units
     re.IGNORECASE,

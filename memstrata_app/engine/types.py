@@ -60,6 +60,7 @@ class Extraction:
     old_object: str | None = None  # the value a change statement says it replaced
     rollback: bool = False  # "rolled back to X": X is an earlier value of the key
     by_value: bool = False  # no subject said: the key is found through `old_object`
+    change: bool = False  # the claim says something changed ("moved to", "is … now")
 
 
 @dataclass(frozen=True, slots=True)

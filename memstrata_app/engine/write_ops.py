@@ -26,12 +26,13 @@ from .types import (
     NotFound,
     Status,
 )
-from .understand.resolve import Resolution, resolve
+from .understand.resolve import Resolution, alias, resolve
 from .write import (
     Statement,
     Triple,
     WriteContext,
     apply_triple,
+    close_row,
     find_duplicate,
     insert_row,
     key_label,
@@ -106,9 +107,13 @@ class WriteOps:
                                                   tr.context))
         t = to_ts(ex.effective_from) if ex.effective_from is not None else st.at
         assert t is not None
-        res = (resolve(ctx.q, tr, old=ex.old_object, rollback=ex.rollback,
-                       by_value=ex.by_value, t=t)
-               if ex.old_object or ex.rollback else Resolution(tr))
+        if ex.old_object or ex.rollback:
+            res = resolve(ctx.q, tr, old=ex.old_object, rollback=ex.rollback,
+                          by_value=ex.by_value, t=t)
+        elif ex.change and not ex.removal and tr.cardinality is Cardinality.SINGLE:
+            res = alias(ctx.q, tr)
+        else:
+            res = Resolution(tr)
         tr = replace(res.triple, cardinality=ctx.vocabulary.get(res.triple.relation_norm,
                                                                 Cardinality.SINGLE))
         common = dict(kind="assertion", text=st.sentence, text_hash=st.text_hash,
@@ -129,7 +134,7 @@ class WriteOps:
                               for c in res.candidates[:4])
             return hold(f"which one is meant? could retire {names}", ex.removal)
         removal = ex.removal
-        if ex.by_value and not res.via and removal:
+        if ex.by_value and not res.via and removal and res.plain_row is None:
             # "X is gone" and nothing holds X: keep the sentence, retire nothing
             row_id = insert_row(ctx, kind="fact", text=st.sentence, text_hash=st.text_hash,
                                 source=st.source, method="plain", confidence=1.0,
@@ -154,6 +159,18 @@ class WriteOps:
             # "replaced axios with ky" on a multi-valued key: axios leaves, ky joins
             gone = replace(tr, object_norm=res.old_norm)
             acts.append(replace(apply_triple(ctx, gone, t, True, place), **said))
+        if res.plain_row is not None:
+            if removal:  # "X is gone": the plain fact that said X ends here
+                new_id = place(Status.RETRACTED, t, t, None)
+                close_row(ctx, res.plain_row, t, new_id, f"removed by #{new_id}",
+                          Status.RETRACTED)
+                return [IngestAction(Action.RETRACTED, new_id, retired=(
+                    AssertionId(res.plain_row),), reason=res.via, **said)]  # type: ignore[arg-type]
+            act = apply_triple(ctx, tr, t, False, place)
+            close_row(ctx, res.plain_row, t, act.assertion_id,
+                      f"superseded by #{act.assertion_id}: {tr.object}", Status.SUPERSEDED)
+            return [replace(act, action=Action.SUPERSEDED, retired=(
+                *act.retired, AssertionId(res.plain_row)), reason=res.via, **said)]
         act = apply_triple(ctx, tr, t, removal, place)
         acts.append(replace(act, reason=res.via, **said))
         return acts

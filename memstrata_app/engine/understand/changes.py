@@ -73,6 +73,12 @@ REPLACED_BY = re.compile(
     rf"(?:replaced|swapped\s+out|superseded)\s+(?:by|with|for)\s+(?:the\s+)?{_v('new')}{_END}",
     _I,
 )
+# "MPU-6050 out, BMI270 in", "FMOD instead of Wwise", "traefik v3 instead of ingress-nginx"
+OUT_IN = re.compile(rf"^(?:the\s+)?{_v('old')}\s+(?:is\s+|'s\s+)?out\s*[,;]\s*(?:the\s+)?"
+                    rf"{_v('new')}\s+(?:is\s+|'s\s+)?in\b", _I)
+INSTEAD = re.compile(
+    rf"^(?:(?:we\s+)?(?:use|using|run|running|on|it'?s)\s+)?(?:the\s+)?{_v('new')}\s+"
+    rf"instead\s+of\s+(?:the\s+)?{_v('old')}{_END}", _I)
 ARROW = re.compile(
     rf"^(?P<pre>.*?){_v('old')}\s*(?:->|→|=>|⟶|➡️?|>)\s*{_v('new')}(?P<post>.*)$", _I)
 # "gunicorn is rolled back to 8 workers", "reverted the TTL to 300s", "back to 8080"
@@ -83,8 +89,8 @@ ROLLBACK = re.compile(
 )
 # "New Relic is gone", "ripped out X", "removed X", "X is dead"
 GONE = re.compile(
-    rf"^(?:the\s+)?{_v('old')}\s+(?:is|are|has\s+been|was|got)\s+(?:gone|dead|removed|"
-    rf"deleted|retired|decommissioned|history|no\s+more|out\s+of\s+(?:the\s+)?(?:build|"
+    rf"^(?:the\s+)?{_v('old')}\s*(?:is|are|has\s+been|was|got|'s)\s+(?:gone|dead|removed|"
+    rf"deleted|retired|decommissioned|history|no\s+more|out(?=\s*(?:$|[,;]))|out\s+of\s+(?:the\s+)?(?:build|"
     rf"codebase|repo|stack|project|app|image|bundle|firmware|lockfile|dependencies|deps))\b",
     _I,
 )
@@ -200,7 +206,14 @@ def find_change(text: str, doc: Any = None) -> Change | None:
         if m:
             return Change(_clean_value(m.group("thing")), _who(m.group("who")), None, method,
                           relation="owner")
+    m = OUT_IN.match(text) or INSTEAD.match(text)
+    if m:
+        return Change("", _clean_value(m.group("new")), _clean_value(m.group("old")),
+                      "parse:replace")
     m = GONE.match(text) or RIP_OUT.match(text)
+    if m and re.fullmatch(r"[A-Z][a-z]+", m.group("old").strip()) and re.search(
+            r"\bout\s*$", text):
+        m = None  # "Marcus is out": a person away, not a value removed
     if m:
         return Change("", "", _clean_value(m.group("old")), "parse:gone", removal=True)
     m = TO_ONLY.match(text)

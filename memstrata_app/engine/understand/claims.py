@@ -187,8 +187,13 @@ def _finish(ex: Extraction, sentence: str, ctx: Context, text: str) -> Extractio
         elif VERSION_RE.match(obj) and ("." in obj or obj[:1] in "vV"):
             rel = "version"
     context = "; ".join(dict.fromkeys(p for p in parts if p))
+    change = ex.method.startswith("parse:") or bool(_CHANGE_WORDS.search(text))
     return replace(ex, subject=subj, relation=rel, object=obj, sentence=sentence,
-                   context=context)
+                   context=context, change=change)
+
+
+_CHANGE_WORDS = re.compile(r"\b(?:now|these\s+days|from\s+now\s+on|anymore|any\s+more|"
+                           r"no\s+longer|instead|going\s+forward|as\s+of)\b", _I)
 
 
 # --- splitting a sentence into claims -----------------------------------------------------
@@ -259,8 +264,12 @@ def _imperative(doc: Any) -> bool:
     if not toks:
         return False
     t0 = toks[0]
-    return (t0.tag_ == "VB" and t0.dep_ == "ROOT"
-            and not any(c.dep_ in ("nsubj", "nsubjpass", "expl") for c in t0.children))
+    if t0.tag_ != "VB" or t0.dep_ != "ROOT":
+        return False
+    if any(c.dep_ in ("nsubj", "nsubjpass", "expl") for c in t0.children):
+        return False
+    # "push notifications go through X": the tagger took a noun for a verb
+    return not any(t.tag_ in ("VBZ", "VBP", "VBD", "MD") for t in toks[1:])
 
 
 def _has_values(text: str) -> bool:

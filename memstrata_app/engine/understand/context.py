@@ -69,6 +69,8 @@ _COMPONENT_PHRASE = re.compile(
     rf"(?P<c>(?:[`'\"]?[\w.\-]+[`'\"]?\s+){{1,2}}(?:{_COMPONENTS}))\b",
     _I,
 )
+# Dependabot's and Renovate's "in /web": the manifest's folder is the context
+_DIR_PHRASE = re.compile(r"\s+in\s+(?P<d>/[\w.\-/]*)(?=\s*(?:$|[,;(]))")
 COMPONENT_HEAD = re.compile(rf"(?:^|\s)(?:{_COMPONENTS})$", _I)
 
 BROAD = re.compile(
@@ -126,6 +128,10 @@ def find_context(text: str) -> tuple[Context, str]:
             val = next(v for v in m.groups() if v)
             parts.append(_canon(kind, val))
             t = (t[:m.start()] + " " + t[m.end():]).strip()
+    m = _DIR_PHRASE.search(t)
+    if m:
+        parts.append(m.group("d").rstrip("/"))
+        t = (t[:m.start()] + t[m.end():]).strip()
     m = _COMPONENT_PHRASE.search(t)
     if m and m.start() > 0:
         parts.append(component_label(m.group("c")))

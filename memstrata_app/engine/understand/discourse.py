@@ -14,7 +14,7 @@ from dataclasses import dataclass
 _I = re.IGNORECASE
 
 _EMOJI = re.compile(
-    "[\U0001f300-\U0001faff\U00002600-\U000027bf\U0001f000-\U0001f2ff\u2190-\u21ff"
+    "[\U0001f300-\U0001faff\U00002600-\U000027a0\U000027a2-\U000027bf\U0001f000-\U0001f2ff"
     "\u2300-\u23ff\u2b00-\u2bff\ufe0f\u200d]+")
 
 # Discourse markers that open a sentence and say nothing about the fact.
@@ -97,7 +97,7 @@ class Utterance:
 
 
 def strip_wrappers(text: str) -> str:
-    t = _EMOJI.sub(" ", text).strip()
+    t = _EMOJI.sub(" ", text.replace("➡", "→")).strip()
     t = re.sub(r"^[\s>*\-•]+", "", t)
     while True:
         m = _WRAPPER.match(t)
@@ -124,7 +124,7 @@ def strip_reason(text: str) -> str:
 
 def classify(sentence: str, *, commit: bool = False) -> Utterance:
     """Kind of utterance. `commit`: the text is a commit subject (always a statement)."""
-    raw = " ".join(_EMOJI.sub(" ", sentence).split())
+    raw = " ".join(_EMOJI.sub(" ", sentence.replace("➡", "→")).split())
     core = strip_reason(strip_wrappers(raw)).rstrip(" .!;,")
     if commit:
         return Utterance("statement", core, "commit subject")

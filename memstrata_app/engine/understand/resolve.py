@@ -44,6 +44,7 @@ class Candidate:
 class Resolution:
     triple: Triple
     candidates: tuple[Candidate, ...] = ()  # several keys could be meant: ask in review
+    plain_row: int | None = None  # a plain (unkeyed) fact the change replaces
     via: str = ""  # how the key was found, for the user ("value reference #12")
     old_norm: str | None = None  # the stored form of the old value, when one was found
 
@@ -129,7 +130,7 @@ def resolve(q: Query, tr: Triple, *, old: str | None, rollback: bool, by_value: 
                               old_norm=cands[0].object_norm)
         if len(cands) > 1:
             return Resolution(tr, candidates=cands)
-        return Resolution(tr)
+        return _plain_reference(q, tr, old, subj_words, t)
     if rollback:
         if q("SELECT 1 FROM assertions WHERE key=? AND status IN ('active','superseded')"
              " LIMIT 1", (tr.key,)):
@@ -143,6 +144,105 @@ def resolve(q: Query, tr: Triple, *, old: str | None, rollback: bool, by_value: 
         if len(cands) > 1:
             return Resolution(tr, candidates=cands)
     return Resolution(tr)
+
+
+_KINDS = (
+    ("url", re.compile(r"^[a-z][a-z0-9+.\-]*://", re.I)),
+    ("time", re.compile(r"^\d{1,2}:\d{2}\b")),
+    ("version", re.compile(r"^v?\d+(?:\.\d+)+\S*$|^v\d+$", re.I)),
+    ("int", re.compile(r"^\d+$")),
+)
+
+
+def value_kind(v: str) -> str:
+    """A coarse shape of a value: url, time, version, int, num:<unit>, ident or word."""
+    v = v.strip().strip("`'\"")
+    for name, rx in _KINDS:
+        if rx.match(v):
+            return name
+    core = value_core(v)
+    if core and core[1]:
+        return f"num:{core[1][:1]}"
+    if re.search(r"[\d_/.:\-]|[a-z][A-Z]", v) and " " not in v:
+        return "ident"
+    return "word"
+
+
+def _kinds_agree(a: str, b: str, relation: str) -> bool:
+    ka, kb = value_kind(a), value_kind(b)
+    if ka == kb:
+        return True
+    return relation == "version" and {ka, kb} <= {"int", "version"}
+
+
+def alias(q: Query, tr: Triple) -> Resolution:
+    """A change stated in other words ("orders api moved to 8085" after "the orders api
+    listens on 8080 in docker-compose"): the one active single-valued key in this context
+    whose subject words include all of this claim's, with a value of the same shape.
+    Only for claims that say they change something; several candidates go to review."""
+    if q("SELECT 1 FROM assertions WHERE key=? AND status IN ('active','superseded') LIMIT 1",
+         (tr.key,)):
+        return Resolution(tr)
+    mine = words(tr.subject) | words(tr.relation_norm.replace("_", " "))
+    if not mine:
+        return Resolution(tr)
+    probe = max(mine, key=len)
+    rows = q("SELECT id, subject, subject_norm, relation, relation_norm, object_norm,"
+             " COALESCE(context, '') FROM assertions WHERE status='active' AND key IS NOT NULL"
+             " AND kind='assertion' AND subject_norm LIKE ?", (f"%{probe}%",))
+    fits = [r for r in rows
+            if mine <= (words(r[2]) | words(r[4].replace("_", " ")))
+            and not _OTHER_VALUE.search(r[2])
+            and r[4] not in _MULTI_HINT and _kinds_agree(r[5], tr.object_norm, r[4])]
+    same = [r for r in fits if r[6] == tr.context]
+    pool = same if same or tr.context else fits
+    cands = _candidates(pool)
+    if len(cands) == 1:
+        c = cands[0]
+        return Resolution(_retarget(tr, c), via=f"same slot in other words as #{c.row_id}")
+    if len(cands) > 1:
+        return Resolution(tr, candidates=cands)
+    return Resolution(tr)
+
+
+# a key phrase that itself holds a value ("we fine-tune llama-3-8b with lora rank …") states
+# more than one fact: retiring it on a paraphrase would hide the other one
+_OTHER_VALUE = re.compile(r"`|\b[a-z]*\d[\w.\-]*\b", re.I)
+
+_MULTI_HINT = frozenset(("uses", "depends_on", "supports", "integrates_with", "contains",
+                         "imports", "calls", "exposes", "connects_to", "reads_from",
+                         "writes_to", "member", "maintainer", "name"))
+
+
+def _plain_reference(q: Query, tr: Triple, old: str, subj_words: set[str],
+                     t: float) -> Resolution:
+    """The old value named by a change may sit in a plain fact the rules could not key
+    ("our python tests run under nose"). When exactly one current plain fact names it (as a
+    whole word, not beside the new value, sharing the claim's subject and context words),
+    the change replaces that fact; its frame with the old value masked becomes the key."""
+    low = old.casefold().strip("`'\"")
+    if len(low) < 2:
+        return Resolution(tr)
+    rows = q("SELECT id, text FROM assertions WHERE status='plain' AND valid_to IS NULL"
+             " AND valid_from <= ? AND method = 'plain' AND instr(lower(text), ?) > 0",
+             (t, low))
+    word = re.compile(rf"(?<![\w.\-]){re.escape(low)}(?![\w\-]|\.\w)")
+    new = tr.object.casefold().strip("`'\"")
+    need = subj_words | words(tr.context)
+    fits = [(i, txt) for i, txt in rows
+            if word.search(txt.casefold()) and (new == low or new not in txt.casefold())
+            and (not need or need <= words(txt) or (subj_words and subj_words & words(txt)
+                                                    and words(tr.context) <= words(txt)))]
+    if len(fits) != 1:
+        return Resolution(tr)
+    row_id, txt = fits[0]
+    m = word.search(txt.casefold())
+    assert m is not None
+    frame = " ".join((txt[:m.start()] + "…" + txt[m.end():]).split()).rstrip(" .!;,")
+    from ..normalize import normalize_entity
+    keyed = replace(tr, subject=frame, subject_norm=normalize_entity(frame),
+                    relation="value", relation_norm="value", context=tr.context)
+    return Resolution(keyed, via=f"value reference: #{row_id} said {old}", plain_row=row_id)
 
 
 def _retarget(tr: Triple, c: Candidate) -> Triple:
