@@ -157,6 +157,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("memstrata: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `memstrata export | head`: the reader left early, not an error
+        with contextlib.suppress(OSError, ValueError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except Exception as e:  # known engine errors and anything unexpected: one line, no trace
         from .engine import EngineError
 
@@ -280,9 +284,7 @@ def read_git_log(repo: Path, since: str | None = None, limit: int | None = None
     """(hash, committer date, subject) of each commit, oldest first."""
     from datetime import datetime
 
-    if not repo.is_dir():
-        raise CliError(f"{repo} is not a folder")
-    if git(repo, "rev-parse", "--git-dir").returncode != 0:
+    if not repo.is_dir() or git(repo, "rev-parse", "--git-dir").returncode != 0:
         raise CliError(f"{repo} is not a git repository")
     if git(repo, "rev-parse", "--verify", "-q", "HEAD").returncode != 0:
         return []  # a repository without commits yet
@@ -312,6 +314,7 @@ def ingest_git_log(args: argparse.Namespace) -> int:
         raise CliError("--max must be at least 1")
     repo = Path(args.git_log).expanduser()
     commits = read_git_log(repo, args.since, args.max)
+    repo = repo.resolve()
     u = understood()
     if not commits:
         if args.json:

@@ -63,6 +63,15 @@ def _text(v: Any) -> str:
     return str(v)
 
 
+def _model(v: Any) -> str:
+    """An Ollama model name ("ollama:" prefix allowed), or empty for off."""
+    s = str(v).strip()
+    s = s[len("ollama:"):] if s.startswith("ollama:") else s
+    if any(c.isspace() for c in s):
+        raise ValueError("must be an Ollama model name such as qwen2.5:7b, or empty for off")
+    return s
+
+
 @dataclass(frozen=True)
 class Setting:
     name: str
@@ -91,6 +100,13 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("quarantine_threshold", 0.6,
             "Extractions below this confidence wait in the review queue.",
             _range(0.0, 1.0, float)),
+    Setting("extraction_model", "",
+            "Ollama model that, in the background, structures what the rules can't and judges "
+            "whether new prose updates a close fact; its claims wait in review (empty: off).",
+            _model),
+    Setting("judge_threshold", 0.8,
+            "New prose at least this similar (cosine) to an active fact is put to the "
+            "extraction model as a possible update of it.", _range(0.0, 1.0, float)),
     Setting("start_at_login", False, "Start MemStrata when you log in.", _bool),
     Setting("start_endpoint", True, "Start the local endpoint when the app starts.", _bool),
 )
@@ -169,3 +185,12 @@ def ollama_host_url(value: str) -> str:
     if ":" in host:
         host = f"[{host}]"
     return f"{u.scheme}://{host}:{port}"
+
+
+def start_extraction(engine: Any, settings: Settings) -> bool:
+    """Turn on the engine's Ollama tier when `extraction_model` is set (endpoint and app)."""
+    model = settings.get("extraction_model")
+    if not model:
+        return False
+    return bool(engine.enable_llm_tier(model, host=settings.get("ollama_url"),
+                                       judge_threshold=settings.get("judge_threshold")))

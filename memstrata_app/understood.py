@@ -73,7 +73,11 @@ def key_text(a: Any) -> str:
 
     if a.subject:
         label = key_label(a.subject, a.relation, a.context)
-        return f"{label} = {a.object}" if a.object else label
+        if not a.object:
+            return label
+        if action_word(a) == "retracted":
+            return f"{label}: no longer {a.object}"
+        return f"{label} = {a.object}"
     if action_word(a) == "duplicate":
         return "same sentence already stored"
     return method_label(a.method) or "plain text"
@@ -88,7 +92,7 @@ def details(a: Any, *, dry_run: bool = False,
         ids = []
         for r in a.retired:
             old = (old_values or {}).get(int(r))
-            said = old and f"#{int(r)} held" not in reason
+            said = old and old != a.object and f"#{int(r)} held" not in reason
             ids.append(f"#{int(r)} ({old})" if said else f"#{int(r)}")
         out.append(("would retire " if dry_run else "retired ") + ", ".join(ids))
     if reason:
@@ -225,7 +229,7 @@ def retired_values(engine: Any, results: Iterable[Any]) -> dict[int, str | None]
                     continue
                 try:
                     out[int(r)] = engine.get(int(r)).object
-                except Exception:  # noqa: BLE001 - a missing row just goes unnamed
+                except Exception:  # a missing row just goes unnamed
                     out[int(r)] = None
     return out
 

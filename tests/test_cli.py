@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -27,7 +28,10 @@ def run(capsys, local_embedder):
 
 def test_ingest_query_history_roundtrip(run):
     code, out, _ = run("ingest", "The auth service port is 8080.", "--at", "2026-01-10")
-    assert code == 0 and out.startswith("novel")
+    assert code == 0
+    assert out.splitlines()[:2] == [
+        "“The auth service port is 8080.”",
+        "  novel       #1  auth service · port = 8080   (via copula rule)"]
     code, out, _ = run("ingest", "The auth service port is 9090.", "--at", "2026-02-10", "--json")
     res = json.loads(out)
     assert res["actions"][0]["action"] == "superseded" and len(res["actions"][0]["retired"]) == 1
@@ -41,6 +45,131 @@ def test_ingest_query_history_roundtrip(run):
     chain = json.loads(out)
     assert [c["object"] for c in chain] == ["8080", "9090"]
     assert [c["status"] for c in chain] == ["superseded", "active"]
+
+
+MOVED = "heads up: moved the orders API from 8080 to 9090 in prod because of a clash."
+CHAT = f"{MOVED} is that live yet? maybe we should use 9000"
+
+
+def test_ingest_prints_what_was_understood_per_sentence(run):
+    run("ingest", "the orders API listens on 8080 in prod")
+    code, out, _ = run("ingest", CHAT)
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0] == f"“{MOVED}”"
+    assert lines[1].startswith("  superseded  #2  orders API · port · prod = 9090   (retired #1")
+    assert "via change verb" in lines[1]
+    assert lines[2:4] == ["“is that live yet?”", "  not stored: a question, not a statement"]
+    assert lines[4] == "“maybe we should use 9000”"
+    assert lines[5].startswith("  prose       #3  note (hedge)")
+    assert len(lines) == 6 and "Action." not in out and "IngestAction" not in out
+    code, out, _ = run("ingest", CHAT, "--json")
+    res = json.loads(out)
+    assert [a["action"] for a in res["actions"]] == ["duplicate", "duplicate"]
+    assert res["skipped"] == [{"text": "is that live yet?", "kind": "question",
+                               "reason": "a question, not a statement"}]
+
+
+def test_a_question_is_reported_as_not_stored(run):
+    code, out, _ = run("ingest", "is the orders API live in prod yet?")
+    assert code == 0
+    assert out.splitlines() == ["“is the orders API live in prod yet?”",
+                                "  not stored: a question, not a statement"]
+    assert json.loads(run("stats", "--json")[1])["total"] == 0
+
+
+def test_explain_shows_the_same_and_writes_nothing(run):
+    run("ingest", "the orders API listens on 8080 in prod")
+    before = json.loads(run("stats", "--json")[1])
+    code, out, _ = run("explain", CHAT)
+    assert code == 0
+    lines = out.splitlines()
+    assert "nothing was written" in lines[0]
+    assert lines[1] == f"“{MOVED}”"
+    assert lines[2].startswith("  superseded  new  orders API · port · prod = 9090   "
+                               "(would retire #1")
+    assert "  not stored: a question, not a statement" in lines
+    assert any(line.startswith("  prose       new  note (hedge)") for line in lines)
+    code, out, _ = run("explain", "the orders API listens on 8080 in prod", "--json")
+    res = json.loads(out)
+    assert res["dry_run"] is True
+    assert (res["actions"][0]["action"], res["actions"][0]["assertion_id"]) == ("duplicate", 1)
+    after = json.loads(run("stats", "--json")[1])
+    assert after["by_status"] == before["by_status"] and after["total"] == before["total"] == 1
+    assert run("query", "orders API port", "--json")[1].count("9090") == 0
+
+
+@pytest.mark.parametrize(("method", "words"), [
+    ("rule:copula", "copula rule"), ("parse:change", "change verb"),
+    ("frame:value-slot", "value slot"), ("note:hedge", "note (hedge)"),
+    ("note:plan", "note (plan)"), ("rule:key_value", "KEY=value rule"),
+    ("rule:deployed_to", "deployed to rule"), ("plain", "plain text"),
+    ("rule:port+approved", "port rule, approved in review"), ("llm:qwen3:8b", "model qwen3:8b"),
+    ("", ""),
+])
+def test_method_names_read_as_words(method, words):
+    from memstrata_app.understood import method_label
+
+    assert method_label(method) == words
+
+
+def git_repo(path, *commits):
+    """A real repository at `path` with one empty commit per (subject, ISO date)."""
+    env = {**os.environ, "GIT_AUTHOR_NAME": "dev", "GIT_AUTHOR_EMAIL": "dev@example.com",
+           "GIT_COMMITTER_NAME": "dev", "GIT_COMMITTER_EMAIL": "dev@example.com",
+           "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
+    path.mkdir()
+    subprocess.run(["git", "init", "-q", str(path)], check=True, env=env)
+    for subject, date in commits:
+        subprocess.run(["git", "-C", str(path), "commit", "-q", "--allow-empty", "-m", subject],
+                       check=True, env={**env, "GIT_COMMITTER_DATE": date,
+                                        "GIT_AUTHOR_DATE": date})
+    return path
+
+
+@pytest.fixture
+def no_git_above(tmp_path, monkeypatch):
+    """`git` run in tmp_path never finds a repository in a folder above it."""
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path))
+
+
+def test_ingest_git_log_retires_the_older_bump(run, tmp_path, no_git_above):
+    repo = git_repo(
+        tmp_path / "repo",
+        ("chore(deps): bump lodash from 4.17.20 to 4.17.21", "2024-01-02T10:00:00+01:00"),
+        ("chore(deps): bump lodash from 4.17.21 to 4.17.22", "2024-02-05T09:30:00+01:00"))
+    code, out, err = run("ingest", "--git-log", str(repo))
+    assert code == 0, err
+    assert out.splitlines() == [f"read 2 commits from {repo}: 1 superseded, 1 novel, 0 notes, "
+                                "0 skipped"]
+    code, out, _ = run("history", "lodash", "version", "--json")
+    chain = json.loads(out)
+    assert [(c["object"], c["status"]) for c in chain] == [("4.17.21", "superseded"),
+                                                          ("4.17.22", "active")]
+    assert chain[0]["valid_from"].startswith("2024-01-02T09:00")  # the committer date, in UTC
+    assert chain[0]["superseded_by"] == chain[1]["id"]
+    assert chain[0]["valid_to"] == chain[1]["valid_from"]
+    assert {c["source"] for c in chain} == {"git"}
+    code, out, _ = run("ingest", "--git-log", str(repo), "--max", "1", "-v")
+    lines = out.splitlines()
+    assert lines[0].endswith("2024-02-05  “chore(deps): bump lodash from 4.17.21 to 4.17.22”")
+    assert lines[1].startswith("  duplicate   #2")
+    assert lines[2] == (f"read 1 commit from {repo}: 0 superseded, 0 novel, 0 notes, "
+                        "1 duplicate, 0 skipped")
+    code, out, _ = run("ingest", "--git-log", str(repo), "--since", "2024-02-01", "--json")
+    assert [c["subject"] for c in json.loads(out)] == [
+        "chore(deps): bump lodash from 4.17.21 to 4.17.22"]
+
+
+def test_ingest_git_log_outside_a_repository_is_one_line(run, tmp_path, no_git_above):
+    plain = tmp_path / "not-a-repo"
+    plain.mkdir()
+    code, _, err = run("ingest", "--git-log", str(plain))
+    assert code == 1 and err == f"memstrata: error: {plain} is not a git repository\n"
+    code, _, err = run("ingest", "some text", "--max", "3")
+    assert code == 1 and "--max goes with --git-log" in err
 
 
 def test_ingest_file_and_stats(run, tmp_path):

@@ -29,5 +29,6 @@ from .types import (
 __all__ = [
     "Action", "Assertion", "AssertionId", "Cancelled", "Cardinality", "EmbedderMismatch",
     "EngineError", "Extraction", "Hit", "IngestAction", "IngestResult", "LedgerFilter",
-    "MemoryEngine", "Metrics", "NotFound", "Skipped", "Status", "StoreCorrupt", "StoreLocked", "TurnRecall",
+    "MemoryEngine", "Metrics", "NotFound", "Skipped", "Status", "StoreCorrupt", "StoreLocked",
+    "TurnRecall",
 ]

@@ -10,7 +10,7 @@ from concurrent.futures import Future
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any, overload
+from typing import TYPE_CHECKING, Any, overload
 
 import apsw
 import numpy as np
@@ -63,6 +63,9 @@ from .write import (
 )
 from .write_ops import WriteOps
 
+if TYPE_CHECKING:
+    from .llm_tier import LlmTier
+
 log = logging.getLogger(__name__)
 
 Progress = Callable[[int, int], None]  # (done, total)
@@ -85,6 +88,7 @@ class MemoryEngine(WriteOps):
         self._index: VectorIndex | None = None
         self._index_lock = threading.Lock()
         self._closed = False
+        self.llm_tier: LlmTier | None = None  # the Ollama tier, when enabled
 
     # --- opening and closing -------------------------------------------------------------
     @classmethod
@@ -126,6 +130,7 @@ class MemoryEngine(WriteOps):
     def close(self) -> None:
         if self._closed:
             return
+        self.disable_llm_tier()
         self._closed = True
         self._writer.close()
         self._readers.close()
@@ -135,6 +140,21 @@ class MemoryEngine(WriteOps):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    def enable_llm_tier(self, model: str, host: str | None = None, **kw: Any) -> bool:
+        """Put the prose the rules can't structure to an Ollama model, in the background
+        (llm_tier.py); False (and off) when no Ollama with that model answers."""
+        from .llm_tier import LlmTier
+
+        self.disable_llm_tier()
+        tier = LlmTier(self, model, host, **kw)
+        self.llm_tier = tier if tier.running else None
+        return self.llm_tier is not None
+
+    def disable_llm_tier(self) -> None:
+        tier, self.llm_tier = self.llm_tier, None
+        if tier is not None:
+            tier.close()
 
     def warm_up(self) -> None:
         """Load the embedder and the vector index now (call from a background thread)."""
@@ -153,7 +173,10 @@ class MemoryEngine(WriteOps):
         prepared = self._prepare(sents, source)
         per_statement = self._write(prepared) if prepared else []
         self.metrics.record("ingest", (time.perf_counter() - t0) * 1000)
-        return IngestResult(tuple(a for acts in per_statement for a in acts), tuple(skipped))
+        result = IngestResult(tuple(a for acts in per_statement for a in acts), tuple(skipped))
+        if self.llm_tier is not None:
+            self.llm_tier.offer(result)
+        return result
 
     def ingest_many(self, items: Iterable[str | tuple[str, datetime | None]],
                     source: str = "import", progress: Progress | None = None,
@@ -198,6 +221,8 @@ class MemoryEngine(WriteOps):
             pending = (self._submit_statements(prepared), per_text, min(start + BATCH, total))
         if pending is not None:
             collect(pending)
+        if self.llm_tier is not None:
+            self.llm_tier.offer(*results)
         return results
 
     @overload
@@ -310,6 +335,8 @@ class MemoryEngine(WriteOps):
         self.metrics.record("ingest", ingest_ms)
         self.metrics.record("retrieve", retrieve_ms)
         result = IngestResult(tuple(a for acts in per_statement for a in acts), tuple(skipped))
+        if self.llm_tier is not None:
+            self.llm_tier.offer(result)
         return TurnRecall(result, hits, ingest_ms, retrieve_ms)
 
     def _search(self, qv: np.ndarray, k: int, as_of: datetime | None) -> list[Hit]:
@@ -507,7 +534,7 @@ class MemoryEngine(WriteOps):
             last = rows[-1][0]
 
 
-class _DryRun(Exception):  # noqa: N818 - control flow: carries explain's result out of a rollback
+class _DryRun(Exception):
     def __init__(self, actions: list[IngestAction]):
         super().__init__("dry run")
         self.actions = actions

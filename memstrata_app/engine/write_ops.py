@@ -119,7 +119,8 @@ class WriteOps:
         common = dict(kind="assertion", text=st.sentence, text_hash=st.text_hash,
                       source=st.source, method=ex.method, confidence=ex.confidence,
                       vector=st.vector, triple=tr)
-        said = dict(text=st.sentence, subject=tr.subject, relation=tr.relation, object=tr.object,
+        said: dict[str, Any] = dict(
+            text=st.sentence, subject=tr.subject, relation=tr.relation, object=tr.object,
                     confidence=ex.confidence, context=tr.context or None, method=ex.method)
 
         def hold(reason: str, removal: bool = False) -> list[IngestAction]:
@@ -144,9 +145,8 @@ class WriteOps:
                                  reason=f"nothing active holds {ex.old_object}: kept as text")]
         if ex.confidence < ctx.threshold:
             closes = would_close(ctx, tr, t, removal)
-            if closes:
-                return hold("low confidence; would retire " +
-                            ", ".join(f"#{i}" for i in closes), removal)
+            return hold("low confidence" + ("; would retire " + ", ".join(
+                f"#{i}" for i in closes) if closes else ""), removal)
 
         def place(status: Status, vf: float, vt: float | None, succ: int | None) -> AssertionId:
             return insert_row(ctx, status=status, valid_from=vf, valid_to=vt,

@@ -27,7 +27,7 @@ def main(argv: list[str] | None = None) -> int:
     from PySide6.QtWidgets import QApplication
 
     from memstrata_app import paths
-    from memstrata_app.settings import Settings
+    from memstrata_app.settings import Settings, start_extraction
 
     from .state import AppState
     from .window import MainWindow
@@ -43,6 +43,7 @@ def main(argv: list[str] | None = None) -> int:
     db = args.db or paths.db_path()
     client = EngineClient.for_path(db, embedder=settings.get("embedder"),
                                    quarantine_threshold=settings.get("quarantine_threshold"))
+    client.call("extraction tier", lambda eng: start_extraction(eng, settings))
     state = AppState(client, settings)
     win = MainWindow(state)
     if not (args.tray and win.tray.available):

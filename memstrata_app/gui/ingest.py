@@ -25,12 +25,16 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ..understood import by_sentence, render, retired_values, summary_line
 from .state import AppState
 from .style import from_qdatetime, heading, muted, status_color, to_qdatetime
 from .worker import Operation
 
 log = logging.getLogger(__name__)
 Item = tuple[str, datetime | None]
+# A result line takes the colour of the status its action leaves the row in (grey otherwise).
+ACTION_COLOURS = {"novel": "active", "superseded": "active", "reinforced": "active",
+                  "quarantined": "quarantined", "prose": "plain", "retracted": "retracted"}
 
 
 def read_statements(path: Path) -> list[Item]:
@@ -121,33 +125,36 @@ class IngestView(QWidget):
         at = self.said_at()
         self.remember.setEnabled(False)
 
-        def done(result: Any) -> None:
+        def run(e: Any) -> tuple[Any, dict[int, str | None]]:
+            result = e.ingest(text, source, at)
+            return result, retired_values(e, [result])  # "retired #3 (8080)"
+
+        def done(out: tuple[Any, dict[int, str | None]]) -> None:
+            result, olds = out
             self.remember.setEnabled(True)
             self.text.clear()
-            self._show_result(result)
+            self._show_result(result, text, olds)
             self.ingested.emit(result)
 
         def fail(exc: BaseException) -> None:
             self.remember.setEnabled(True)
             self.results.insertItem(0, f"Not stored: {exc}")
 
-        self._state.client.submit(Operation("ingest", lambda e: e.ingest(text, source, at), done,
-                                            fail, writes=("ledger", "review")))
+        self._state.client.submit(Operation("ingest", run, done, fail,
+                                            writes=("ledger", "review")))
 
-    def _show_result(self, result: Any) -> None:
-        for a in reversed(list(result)):
-            action = getattr(a.action, "value", a.action)
-            key = (f"{a.subject} · {a.relation} = {a.object}" if a.subject else
-                   "already in memory" if action == "duplicate" else "plain fact")
-            ids = ", #".join(str(int(r)) for r in a.retired)
-            retired = f", retired #{ids}" if a.retired else ""
-            self.results.insertItem(0, f"{action.upper():12} #{int(a.assertion_id)}  {key}"
-                                       f"{retired}   “{a.text}”")
+    def _show_result(self, result: Any, text: str = "",
+                     old_values: dict[int, str | None] | None = None) -> None:
+        """One line per submitted sentence, newest submission on top, sentences in order."""
+        outcomes = by_sentence(result, text)
+        for o in reversed(outcomes):
+            self.results.insertItem(0, summary_line(o, old_values=old_values))
             item = self.results.item(0)
-            colour = {"novel": "active", "superseded": "active", "quarantined": "quarantined",
-                      "prose": "plain", "history": "superseded"}.get(action, "superseded")
-            item.setForeground(status_color(colour))
-            item.setToolTip(html.escape(a.text))
+            item.setForeground(status_color(ACTION_COLOURS.get(o.action, "superseded")))
+            detail = "\n".join(render([o], old_values=old_values))
+            item.setToolTip(f"<pre>{html.escape(detail)}</pre>")  # the CLI's aligned lines
+        if not outcomes:
+            self.results.insertItem(0, "Nothing stored: no statements found")
 
     # --- bulk import --------------------------------------------------------------------------
     def _pick_file(self) -> None:

@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 import uvicorn
 from starlette.types import ASGIApp
 
+from ..settings import start_extraction
 from .app import create_app
 from .memory import warm_up_in_background
 from .security import is_loopback_host
@@ -169,6 +170,7 @@ def serve_forever(engine: Any, settings: Any, host: str = "127.0.0.1",
     config = uvicorn.Config(app, log_level="info", access_log=False, lifespan="on",
                             timeout_keep_alive=30, timeout_graceful_shutdown=3)
     warm_up_in_background(engine)
+    start_extraction(engine, settings)
     with contextlib.suppress(KeyboardInterrupt):  # uvicorn re-raises Ctrl-C after shutting down
         uvicorn.Server(config).run(sockets=[sock])
     log.info("MemStrata endpoint stopped")

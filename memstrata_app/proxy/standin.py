@@ -14,6 +14,17 @@ text: "You said: <text>" plus " [memory]" when a <memstrata-memory> block reache
 model. A user text containing "[[midstream-error]]" makes a stream fail after its first
 chunk with one more error frame. `chunk_delay` (seconds) spaces the streamed chunks;
 `response_delay` holds every answer back before its first byte (for timeout tests).
+
+Structured output: `format` ("json" or a JSON schema) on /api/chat and /api/generate is
+answered, as Ollama does, with message content that is a JSON string: a scripted reply when
+one matches, else the smallest value the schema accepts (`{}` for "json"). Script replies with
+
+    up.script("renders invoices", {"claims": [...]})   # last user text contains → content
+    up.script("renders invoices", "{not json")         # a string is sent verbatim
+    up.clear_scripts()
+
+Rules are tried in the order added; the first whose text the last user message contains
+(and whose `model`, if given, is the one asked) answers.
 """
 
 from __future__ import annotations
@@ -67,6 +78,15 @@ class Reply:
     chunks: list[str] = field(default_factory=list)
 
 
+@dataclass
+class Script:
+    """A scripted answer: when the last user text contains `contains`, reply `content`."""
+
+    contains: str
+    content: str
+    model: str | None = None
+
+
 class ApiError(Exception):
     def __init__(self, status: int, message: str):
         super().__init__(message)
@@ -81,8 +101,9 @@ def full_name(model: str) -> str:
     return model if ":" in model else model + ":latest"
 
 
-def make_reply(model: Any, user_text: str, system_text: str, kind: str = "chat") -> Reply:
-    """The deterministic answer, or ApiError for a missing/unknown model."""
+def make_reply(model: Any, user_text: str, system_text: str, kind: str = "chat",
+               text: str | None = None) -> Reply:
+    """The deterministic answer (or `text`, verbatim), or ApiError for an unknown model."""
     if not isinstance(model, str) or not model:
         raise ApiError(400, "model is required")
     name = full_name(model)
@@ -91,11 +112,42 @@ def make_reply(model: Any, user_text: str, system_text: str, kind: str = "chat")
     if name == EMBED_MODEL and kind != "embed":
         raise ApiError(400, f'"{model}" does not support {kind}')
     seen = MEMORY_TAG in system_text
-    text = f"You said: {user_text.strip()}" + (" [memory]" if seen else "")
+    if text is None:
+        text = f"You said: {user_text.strip()}" + (" [memory]" if seen else "")
     words = text.split(" ")
     chunks = [w + " " for w in words[:-1]] + [words[-1]]
     return Reply(name, text, seen, MIDSTREAM_ERROR in user_text,
                  len((system_text + user_text).split()), chunks)
+
+
+def schema_instance(schema: Any) -> Any:
+    """The smallest value a JSON schema accepts (required properties only), as a grammar-bound
+    model with nothing to say would answer."""
+    if not isinstance(schema, dict):
+        return {}
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        kind = "null" if "null" in kind else (kind[0] if kind else None)
+    if schema.get("enum"):
+        return schema["enum"][0]
+    if kind == "object" or (kind is None and "properties" in schema):
+        props = schema.get("properties") or {}
+        return {k: schema_instance(props.get(k)) for k in schema.get("required") or []}
+    return {"array": [], "string": "", "number": 0, "integer": 0, "boolean": False,
+            "null": None}.get(str(kind), {})
+
+
+def structured_text(fmt: Any) -> str | None:
+    """The JSON string a model bound to `fmt` answers by default; None for free text;
+    ApiError for a format that is neither "json" nor a schema object (as Ollama)."""
+    if fmt in (None, ""):
+        return None
+    if fmt == "json":
+        return "{}"
+    if not isinstance(fmt, dict):
+        raise ApiError(500, f"invalid format: {json.dumps(fmt)!r}; expected \"json\" or a "
+                            "valid JSON Schema object")
+    return json.dumps(schema_instance(fmt))
 
 
 def text_of(content: Any) -> str:
@@ -191,6 +243,7 @@ class OllamaStandIn:
         self.chunk_delay = chunk_delay
         self.response_delay = response_delay
         self.requests: list[RecordedRequest] = []
+        self.scripts: list[Script] = []
         from .standin_routes import build_routes
 
         app = Starlette(routes=build_routes(self))
@@ -222,6 +275,22 @@ class OllamaStandIn:
 
     def clear(self) -> None:
         self.requests.clear()
+
+    def script(self, contains: str, reply: Any, model: str | None = None) -> None:
+        """Answer chats whose last user text contains `contains` with `reply` (a str is sent
+        verbatim, anything else as its JSON), for `model` only when given."""
+        content = reply if isinstance(reply, str) else json.dumps(reply)
+        self.scripts.append(Script(contains, content, full_name(model) if model else None))
+
+    def clear_scripts(self) -> None:
+        self.scripts.clear()
+
+    def answer_text(self, model: Any, user_text: str, fmt: Any) -> str | None:
+        """The scripted or structured content for this request, or None for the echo."""
+        for s in self.scripts:
+            if s.contains in user_text and (s.model is None or s.model == full_name(model)):
+                return s.content
+        return structured_text(fmt)
 
     async def stream(self, reply: Reply, frame: Callable[[str, int], bytes],
                      error_frame: Callable[[str], bytes], first: bytes = b"",

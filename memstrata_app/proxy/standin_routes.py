@@ -63,6 +63,9 @@ def build_routes(up: OllamaStandIn) -> list[Route]:
         data = await read_json(request)
         user, system = split_chat(data.get("messages"))
         reply = make_reply(data.get("model"), user, system)
+        if data.get("messages"):
+            reply = make_reply(data.get("model"), user, system,
+                               text=up.answer_text(data.get("model"), user, data.get("format")))
         base = {"model": reply.model}
         if not data.get("messages"):  # no messages loads the model
             return JSONResponse({**base, "created_at": now_iso(), "done": True,
@@ -85,6 +88,10 @@ def build_routes(up: OllamaStandIn) -> list[Route]:
         data = await read_json(request)
         prompt = data.get("prompt") or ""
         reply = make_reply(data.get("model"), prompt, data.get("system") or "", "generate")
+        if prompt:
+            reply = make_reply(data.get("model"), prompt, data.get("system") or "", "generate",
+                               text=up.answer_text(data.get("model"), prompt,
+                                                   data.get("format")))
         base = {"model": reply.model}
         if not prompt:  # an empty prompt loads the model
             return JSONResponse({**base, "created_at": now_iso(), "response": "", "done": True,

@@ -206,6 +206,33 @@ def test_ingest_with_an_at_time(qtbot: Any, win: Any) -> None:
     assert new.object == "9100" and abs(new.valid_from - at) < timedelta(minutes=1)
 
 
+def test_ingest_shows_one_line_per_sentence_with_what_became_of_it(qtbot: Any, win: Any) -> None:
+    ing = win.ingest
+    win.show_view("ingest")
+    ing.text.setPlainText("The api-gateway listens on port 9200. Is the gateway live yet?")
+    with qtbot.waitSignal(ing.ingested) as got:
+        ing.remember.click()
+    assert len(got.args[0].actions) == 1 and len(got.args[0].skipped) == 1
+    lines = [ing.results.item(i).text() for i in range(ing.results.count())]
+    assert len(lines) == 2
+    first, second = lines
+    assert first.startswith("SUPERSEDED") and "api-gateway · port = 9200" in first
+    assert "retired #4 (8443)" in first and "“The api-gateway listens on port 9200.”" in first
+    assert second.startswith("NOT STORED") and "a question, not a statement" in second
+    assert "“Is the gateway live yet?”" in second
+    tip = ing.results.item(0).toolTip()  # the CLI's aligned lines, with how it was read
+    assert "superseded" in tip and "retired #4 (8443)" in tip and " rule" in tip
+
+    ing.text.setPlainText("Node version is 22. We deploy on Mondays.")  # newest on top
+    with qtbot.waitSignal(ing.ingested):
+        ing.remember.click()
+    lines = [ing.results.item(i).text() for i in range(ing.results.count())]
+    assert len(lines) == 4
+    assert lines[0].startswith("SUPERSEDED") and "Node · version = 22 — retired #5 (20)" in lines[0]
+    assert lines[1].startswith("PROSE") and "“We deploy on Mondays.”" in lines[1]
+    assert lines[2:] == [first, second]
+
+
 def test_bulk_import_shows_progress_and_cancels(qtbot: Any, win: Any) -> None:
     ing = win.ingest
     win.show_view("ingest")

@@ -42,8 +42,10 @@ def _v(n: str) -> str:
     return _VALUE.format(n=n)
 
 
-_WHO = r"(?:(?:we|i|they|you|he|she|someone|ops|the\s+team|(?-i:[A-Z][a-z]+(?=\s+(?:just\s+|has\s+|have\s+|finally\s+)?[a-z]+ed\b)))\s+)?"
-_AUX = r"(?:(?:have|has|had|just|finally|already|also|now|then|got|get|gets|was|were|is|are|been|be|being)\s+)*"
+_WHO = (r"(?:(?:we|i|they|you|he|she|someone|ops|the\s+team|"
+        r"(?-i:[A-Z][a-z]+(?=\s+(?:just\s+|has\s+|have\s+|finally\s+)?[a-z]+ed\b)))\s+)?")
+_AUX = (r"(?:(?:have|has|had|just|finally|already|also|now|then|got|get|gets|was|were|is|are|"
+        r"been|be|being)\s+)*")
 
 # "bumped gunicorn workers from 8 to 12", "we switched from nose to pytest",
 # "prod Postgres upgraded from 14.10 to 15.6", "watchdog went from 8 s to 16 s"
@@ -109,7 +111,7 @@ TOOK_OVER = re.compile(
 )
 HANDED = re.compile(
     rf"^{_WHO}{_AUX}(?:handed|handing|hand|passed|passing|gave|giving|transferred|"
-    rf"transferring|reassigned|reassigning|moved|moving)\s+(?:(?:ownership|responsibility)\s+"
+    rf"transferring|reassigned|reassigning)\s+(?:(?:ownership|responsibility)\s+"
     rf"(?:of|for)\s+)?(?:the\s+)?(?P<thing>[^,;]+?)\s+(?:over\s+)?(?:to)\s+"
     rf"(?P<who>[A-Z][\w.\-]*(?:\s+[A-Z][\w.\-]*)?|the\s+[\w\-]+\s+team|[a-z]+\s+team)"
     rf"(?:'s\s+team)?{_END}",
@@ -131,6 +133,13 @@ BELONGS = re.compile(
     rf"(?P<who>[A-Z][\w.\-]*(?:\s+[A-Z][\w.\-]*)?|the\s+[\w\-]+(?:\s+[\w\-]+)?\s+team|"
     rf"[a-z\-]+\s+team){_END}",
 )
+
+
+# "turned new_checkout off in prod", "flipped the dark_mode flag on"
+TURNED = re.compile(
+    rf"^{_WHO}{_AUX}(?:turned|turning|switched|switching|flipped|flipping|toggled|set)\s+"
+    rf"(?:the\s+)?(?P<thing>[`'\"]?[\w.\-]+[`'\"]?(?:\s+(?:flag|feature|toggle))?)\s+"
+    rf"(?:back\s+)?(?P<new>on|off)\b", _I)
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,7 +176,7 @@ def _thing(pre: str, mid: str) -> str:
 
 
 def _clean_value(v: str) -> str:
-    v = v.strip().rstrip(".,;:!")
+    v = re.sub(r"^back\s+", "", v.strip().rstrip(".,;:!"), flags=_I)
     v = re.sub(r"\s+(?:now|again|too|instead|then|as\s+well|permanently|for\s+good)$", "", v,
                flags=_I)
     return v.strip()
@@ -189,6 +198,10 @@ def find_change(text: str, doc: Any = None) -> Change | None:
     if m:
         return Change(_thing(m.group("pre"), m.group("mid")), _clean_value(m.group("new")),
                       _clean_value(m.group("old")), "parse:change")
+    m = TURNED.match(text)
+    if m:
+        thing = re.sub(r"\s+(?:flag|feature|toggle)$", "", m.group("thing"), flags=_I)
+        return Change(thing, m.group("new").lower(), None, "parse:change")
     m = ON_CALL.match(text)
     if m:
         return Change("rotation", m.group("w1") or m.group("w2"), None, "parse:on_call",

@@ -23,7 +23,7 @@ from ..slots import frame_extraction
 from ..types import Extraction
 from .changes import Change, find_change
 from .context import COMPONENT_HEAD, Context, component_label, find_context
-from .discourse import Utterance, classify
+from .discourse import COMMIT_LIKE, Utterance, classify
 from .parse import VERB_TAGS, parse_many
 
 _I = re.IGNORECASE
@@ -168,7 +168,8 @@ def _finish(ex: Extraction, sentence: str, ctx: Context, text: str) -> Extractio
     if lead and not ex.by_value:
         comp = component_label(lead.group("c"))
         ns = normalize_entity(subj)
-        if comp not in ns and ns not in comp and normalize_entity(obj) not in comp:
+        if (len(comp.split()) >= 2 and comp not in ns and ns not in comp
+                and normalize_entity(obj) not in comp):
             parts.append(comp)
     if rel.endswith("_version") and rel != "version":  # "the MySQL version for orders"
         parts.append(normalize_entity(subj))
@@ -178,6 +179,7 @@ def _finish(ex: Extraction, sentence: str, ctx: Context, text: str) -> Extractio
         if nv:
             parts.append(normalize_entity(subj))
             subj, rel, obj = nv.group("name"), "version", nv.group("ver")
+    obj = re.sub(r"^(?:back|now)\s+(?=\S)", "", obj, flags=_I)
     m = _VALUE_TAIL.match(obj)
     if m and rel not in ("uses", "depends_on", "supports"):
         obj = m.group("v")
@@ -273,4 +275,6 @@ def _imperative(doc: Any) -> bool:
 
 
 def _has_values(text: str) -> bool:
-    return bool(re.search(r"\bfrom\b.+\bto\b|→|->", text, _I))
+    """An imperative that states values done ("Bump X from 1.2 to 1.3", "Update Node.js to
+    v20.11") reads as a commit subject, not a request."""
+    return bool(re.search(r"\bfrom\b.+\bto\b|→|->", text, _I) or COMMIT_LIKE.match(text))

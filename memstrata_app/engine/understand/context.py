@@ -133,7 +133,7 @@ def find_context(text: str) -> tuple[Context, str]:
         parts.append(m.group("d").rstrip("/"))
         t = (t[:m.start()] + t[m.end():]).strip()
     m = _COMPONENT_PHRASE.search(t)
-    if m and m.start() > 0:
+    if m and m.start() > 0 and len(component_label(m.group("c")).split()) >= 2:
         parts.append(component_label(m.group("c")))
         t = (t[:m.start()] + t[m.end():]).strip()
     t = " ".join(t.split()).strip(" ,;:")

@@ -65,7 +65,7 @@ REQUEST = re.compile(
 )
 # An imperative that reads as a commit subject ("Bump X from 1.2 to 1.3", "Update Node.js
 # to v20.11") is a statement of what was done, not a request.
-_COMMIT_LIKE = re.compile(
+COMMIT_LIKE = re.compile(
     r"^(?:[A-Z][a-z]+)\s+\S.*\b(?:from\s+\S+\s+to\s+\S+|to\s+v?\d[\w.\-]*)\s*(?:\(#\d+\))?$")
 
 _HEDGE = re.compile(
@@ -128,12 +128,12 @@ def classify(sentence: str, *, commit: bool = False) -> Utterance:
     core = strip_reason(strip_wrappers(raw)).rstrip(" .!;,")
     if commit:
         return Utterance("statement", core, "commit subject")
+    if REQUEST.match(core):
+        return Utterance("request", core, "a request to the assistant, not a statement")
     if raw.rstrip(" \"')]").endswith("?") or raw.rstrip().endswith("?!"):
         return Utterance("question", core, "a question, not a statement")
     if QUESTION_START.match(core) and _inverted(core):
         return Utterance("question", core, "a question (no question mark)")
-    if REQUEST.match(core) and not _COMMIT_LIKE.match(core):
-        return Utterance("request", core, "a request to the assistant, not a statement")
     head = _REASON.split(strip_wrappers(raw))[0] if _REASON.search(raw) else core
     if _HEDGE.search(head):
         return Utterance("hedge", core, "a hedge or proposal: kept as a note, retires nothing")

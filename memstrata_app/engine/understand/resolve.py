@@ -49,12 +49,27 @@ class Resolution:
     old_norm: str | None = None  # the stored form of the old value, when one was found
 
 
+_ABBREV = {"conns": "connection", "conn": "connection", "max": "maximum", "min": "minimum",
+           "repo": "repository", "db": "database", "env": "environment", "cfg": "config",
+           "configuration": "config", "msg": "message", "msgs": "message", "num": "number",
+           "auth": "authentication", "k8s": "kubernetes", "pg": "postgres",
+           "postgresql": "postgres", "mem": "memory", "svc": "service", "dir": "directory"}
+
+
+def _stem(w: str) -> str:
+    w = _ABBREV.get(w, w)
+    if len(w) > 3 and w.endswith("s") and not w.endswith("ss"):
+        w = w[:-1]
+    return _ABBREV.get(w, w)
+
+
 def words(s: str | None) -> set[str]:
-    return {w.strip(".") for w in _WORD.findall((s or "").lower())} - _STOP
+    """Content words of a key phrase, abbreviations and plurals folded."""
+    return {_stem(w.strip(".")) for w in _WORD.findall((s or "").lower())} - _STOP
 
 
 def value_core(v: str) -> tuple[str, str] | None:
-    """(number, unit) of a numeric value: "8 workers" -> ("8", "workers"), "v3.5.0" -> ("3.5.0", "")."""
+    """(number, unit) of a numeric value: "8 workers" -> ("8", "workers")."""
     m = _CORE.match(v.strip())
     if not m:
         return None

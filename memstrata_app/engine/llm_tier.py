@@ -1,0 +1,483 @@
+"""The Ollama tier of the understanding layer (DESIGN.md, the mechanism, step 5).
+
+A sentence the deterministic tiers stored as plain prose is put, in the background, to the
+Ollama model the user configured: first for structured claims (JSON schema), and when it
+yields none and the sentence is close to an active fact (cosine ≥ `judge_threshold`), to a
+judge ("does it update it?"). Claims go through the write path's own key resolution and
+supersession with `method = llm:<model>`; below the quarantine threshold (always, by default:
+their confidence is capped under it) they wait in the review queue. A judge's update always
+waits there. The plain row stays retrievable until a claim made from it counts (applied
+directly, or approved); then it is marked rejected, kept for audit. Never on the read path.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import queue
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+import apsw
+import numpy as np
+
+from .extract import text_hash
+from .llm_schema import (
+    CLAIMS_SCHEMA,
+    EXTRACT_SYSTEM,
+    JUDGE_SCHEMA,
+    JUDGE_SYSTEM,
+    canonical_context,
+    judge_prompt,
+    mentioned,
+    parse_claims,
+    parse_verdict,
+)
+from .timeutil import to_ts
+from .types import (
+    Action,
+    Assertion,
+    AssertionId,
+    Extraction,
+    IngestAction,
+    IngestResult,
+    NotFound,
+    Status,
+)
+from .write import Statement, WriteContext, insert_row, key_label, key_subject
+from .write_ops import make_triple
+
+if TYPE_CHECKING:
+    from .core import MemoryEngine
+
+log = logging.getLogger(__name__)
+
+# Model claims get at most this confidence: under the default quarantine threshold (0.6), so
+# they wait for review unless the user lowers the threshold below it.
+CONFIDENCE_CAP = 0.5
+TABLE = (
+    "CREATE TABLE IF NOT EXISTS llm_tier ("
+    " row_id INTEGER PRIMARY KEY,"  # the plain row put to the model (each one once)
+    " model TEXT NOT NULL,"
+    " outcome TEXT NOT NULL,"  # claims | judged | nothing | restates | invalid | …
+    " claims TEXT NOT NULL DEFAULT '',"  # ids of the rows made from it, comma-separated
+    " state TEXT NOT NULL,"  # review: some wait for a reviewer; done
+    " at REAL NOT NULL)"
+)
+COUNTED = ("active", "superseded", "retracted")  # a claim in these states was applied
+_STOP = object()
+_SWEEP = object()
+
+
+class ModelUnavailable(Exception):
+    """Ollama did not answer (down, model missing, timeout): the row stays plain."""
+
+
+def base_url(host: str | None) -> str:
+    """`host` (None: $OLLAMA_HOST, else Ollama's default) as an http URL with a port."""
+    v = (host or os.environ.get("OLLAMA_HOST") or "127.0.0.1:11434").strip().rstrip("/")
+    if "://" not in v:
+        v = "http://" + v
+    u = urlsplit(v)
+    name = u.hostname or "127.0.0.1"
+    if name == "0.0.0.0":
+        name = "127.0.0.1"
+    name = f"[{name}]" if ":" in name else name
+    return f"{u.scheme}://{name}:{u.port or 11434}"
+
+
+def probe(model: str, host: str | None = None, timeout: float = 2.0) -> str | None:
+    """None when an Ollama answers at `host` and has `model`; otherwise why not."""
+    import httpx
+    import ollama
+
+    url = base_url(host)
+    try:
+        httpx.get(url + "/api/version", timeout=timeout).raise_for_status()
+        listed = ollama.Client(host=url, timeout=timeout).list()
+    except Exception as e:
+        return f"no Ollama answers at {url} ({type(e).__name__}: {e})"
+    names = {m.model for m in listed.models if m.model}
+    bare = model if ":" in model else model + ":latest"
+    if model not in names and bare not in names:
+        return f"the Ollama at {url} has no model {model!r}; pull it (`ollama pull {model}`)"
+    return None
+
+
+class LlmTier:
+    """A daemon worker with a bounded queue of plain rows to put to `model`."""
+
+    def __init__(self, engine: MemoryEngine, model: str, host: str | None = None,
+                 judge_threshold: float = 0.8, max_queue: int = 1000, *,
+                 confidence_cap: float = CONFIDENCE_CAP, timeout: float = 120.0,
+                 sweep_every: float = 2.0):
+        self.engine, self.model, self.method = engine, model, f"llm:{model}"
+        self.url = base_url(host)
+        self.judge_threshold = judge_threshold
+        self.confidence_cap = confidence_cap
+        self.sweep_every = sweep_every
+        self._queue: queue.Queue[Any] = queue.Queue(maxsize=max_queue)
+        self._cond = threading.Condition()
+        self._pending = 0
+        self._stopping = threading.Event()
+        self._down = False
+        self._thread: threading.Thread | None = None
+        self.off_reason = probe(model, self.url)
+        if self.off_reason:
+            log.warning("Ollama tier off: %s", self.off_reason)
+            return
+        import ollama
+
+        self._client = ollama.Client(host=self.url, timeout=timeout)
+        engine._writer.run(lambda c: c.execute(TABLE))
+        self._thread = threading.Thread(target=self._run, name="memstrata-llm-tier",
+                                        daemon=True)
+        self._thread.start()
+        log.info("Ollama tier on: %s at %s structures plain prose in the background",
+                 model, self.url)
+
+    @property
+    def running(self) -> bool:
+        return (self._thread is not None and self._thread.is_alive()
+                and not self._stopping.is_set())
+
+    # --- the queue ---------------------------------------------------------------------------
+    def submit(self, row_id: int) -> bool:
+        """Queue a plain row (never blocks); False when off or the queue is full."""
+        if not self.running:
+            return False
+        with self._cond:
+            self._pending += 1
+        try:
+            self._queue.put_nowait(int(row_id))
+        except queue.Full:
+            self._done_one()
+            log.warning("Ollama tier queue full (%d rows): #%d stays plain",
+                        self._queue.maxsize, row_id)
+            return False
+        return True
+
+    def offer(self, *results: IngestResult) -> None:
+        """Queue the plain prose (no claim, not a note) of what an ingest stored."""
+        for r in results:
+            for a in r.actions:
+                if a.action is Action.PROSE and a.method == "plain":
+                    self.submit(a.assertion_id)
+
+    def drain(self, timeout: float = 60.0) -> bool:
+        """Wait until everything queued so far is done, then settle reviewed claims; for
+        tests and benchmarks. False on timeout."""
+        if not self.running:
+            return True
+        with self._cond:
+            self._pending += 1
+        try:
+            self._queue.put(_SWEEP, timeout=timeout)
+        except queue.Full:
+            self._done_one()
+            return False
+        with self._cond:
+            return self._cond.wait_for(lambda: self._pending == 0, timeout)
+
+    def close(self, timeout: float = 5.0) -> None:
+        """Stop the worker (a model call in flight is abandoned, its row left plain)."""
+        if self._thread is None:
+            return
+        self._stopping.set()
+        with contextlib.suppress(queue.Full):  # else it sees _stopping after this row
+            self._queue.put_nowait(_STOP)
+        self._thread.join(timeout)
+        if self._thread.is_alive():
+            log.info("Ollama tier: still waiting for the model; it stops after this answer")
+        self._thread = None
+        with self._cond:
+            self._pending = 0
+            self._cond.notify_all()
+
+    def _done_one(self) -> None:
+        with self._cond:
+            self._pending -= 1
+            self._cond.notify_all()
+
+    def _run(self) -> None:
+        while not self._stopping.is_set():
+            try:
+                item = self._queue.get(timeout=self.sweep_every)
+            except queue.Empty:
+                self._guard(self._sweep)
+                continue
+            if item is _STOP:
+                break
+            try:
+                if item is _SWEEP:
+                    self._guard(self._sweep)
+                else:
+                    self._guard(self._process, item)
+            finally:
+                self._done_one()
+
+    def _guard(self, fn: Callable[..., None], *args: Any) -> None:
+        try:
+            fn(*args)
+        except ModelUnavailable as e:
+            (log.debug if self._down else log.warning)("Ollama tier: %s", e)
+            self._down = True
+        except Exception:
+            if not (self._stopping.is_set() or self.engine._closed):
+                log.exception("Ollama tier failed on %s", args or "its sweep")
+
+    # --- one plain row -----------------------------------------------------------------------
+    def _process(self, row_id: int) -> None:
+        eng = self.engine
+        if eng._readers.query("SELECT 1 FROM llm_tier WHERE row_id=?", (row_id,)):
+            return  # each row once
+        try:
+            row = eng.get(row_id)
+        except NotFound:
+            return
+        if row.status is not Status.PLAIN or row.method != "plain" or row.kind != "fact":
+            return
+        vec = self._vector(row)
+        extractions, why = self._extract(row.text)
+        if why is not None:
+            log.warning("Ollama tier: %s answered #%d with %s; nothing written", self.method,
+                        row_id, why)
+            self._note(row_id, "invalid")
+        elif extractions:
+            self._structure(row, vec, extractions)
+        else:
+            self._judge(row, vec)
+
+    def _ask(self, system: str, user: str, schema: dict[str, Any]) -> str:
+        import httpx
+        import ollama
+
+        t0 = time.perf_counter()
+        try:
+            resp = self._client.chat(
+                model=self.model, format=schema, options={"temperature": 0}, stream=False,
+                messages=[{"role": "system", "content": system},
+                          {"role": "user", "content": user}])
+        except (ollama.ResponseError, httpx.HTTPError, OSError) as e:
+            raise ModelUnavailable(f"{self.method} at {self.url} did not answer: {e}") from e
+        self.engine.metrics.record("llm", (time.perf_counter() - t0) * 1000)
+        self._down = False
+        return resp.message.content or ""
+
+    def _extract(self, sentence: str) -> tuple[list[Extraction], str | None]:
+        claims, why = parse_claims(self._ask(EXTRACT_SYSTEM, sentence, CLAIMS_SCHEMA))
+        if why is not None:
+            return [], why
+        out = []
+        for c in claims:
+            if not mentioned(c.value, sentence):
+                log.info("Ollama tier: dropped %s · %s = %r (the value is not in %r)",
+                         c.subject, c.attribute, c.value, sentence)
+                continue
+            old = c.old_value if c.old_value and mentioned(c.old_value, sentence) else None
+            out.append(Extraction(
+                subject=c.subject, relation=c.attribute, object=c.value, sentence=sentence,
+                confidence=min(c.confidence, self.confidence_cap), method=self.method,
+                context=canonical_context(c.context), old_object=old))
+        return out, None
+
+    def _structure(self, row: Assertion, vec: np.ndarray, exts: list[Extraction]) -> None:
+        """Apply the claims in one writer job, as the write path applies the rules' claims."""
+        eng = self.engine
+        at = to_ts(row.valid_from)
+        assert at is not None
+        st = Statement(row.text, text_hash(row.text), tuple(exts), vec, at, row.source)
+        vocab = eng.vocabulary()
+
+        def job(conn: apsw.Connection) -> tuple[list[IngestAction], WriteContext, int]:
+            ctx = eng._context(conn, vocab)
+            if not _still_plain(ctx, row.id):
+                return [], ctx, eng._bump(conn)
+            acts = [a for ex in exts for a in self._apply(ctx, st, ex)]
+            held = [a.assertion_id for a in acts if a.action is Action.QUARANTINED]
+            counted = [a.assertion_id for a in acts if a.action is not Action.QUARANTINED]
+            ids = list(dict.fromkeys([*counted, *held]))
+            if counted and not held:
+                _retire_plain(ctx, row.id, self.method, counted)
+            _record(ctx, row.id, self.model, "claims" if ids else "restates", ids,
+                    "review" if held else "done")
+            return acts, ctx, eng._bump(conn)
+
+        acts = eng._run_write(job)
+        for a in acts:
+            log.info("Ollama tier: #%d → %s #%d (%s · %s = %s)", row.id, a.action.value,
+                     a.assertion_id, a.subject, a.relation, a.object)
+
+    def _apply(self, ctx: WriteContext, st: Statement, ex: Extraction) -> list[IngestAction]:
+        """The write path's decision for one claim; below the threshold, whatever it would do
+        is held for review instead, even a claim that would retire nothing."""
+        eng = self.engine
+        if ex.confidence >= ctx.threshold:
+            return eng._apply_extraction(ctx, st, ex)
+        mark = len(ctx.updates)
+        ctx.conn.execute("SAVEPOINT llm_claim")
+        acts = eng._apply_extraction(ctx, st, ex)
+        if acts and all(a.action is Action.QUARANTINED for a in acts):
+            ctx.conn.execute("RELEASE llm_claim")
+            return acts
+        ctx.conn.execute("ROLLBACK TO llm_claim")
+        ctx.conn.execute("RELEASE llm_claim")
+        del ctx.updates[mark:]
+        main = acts[-1] if acts else None
+        if main is None or main.action is Action.REINFORCED:
+            return []  # restates what is valid: nothing to review
+        tr = make_triple(main.subject or ex.subject, main.relation or ex.relation,
+                         main.object or ex.object, ctx.vocabulary, main.context or "")
+        tr = replace(tr, subject_norm=key_subject(ctx.q, tr.subject_norm, tr.relation_norm,
+                                                  tr.context))
+        why = f"{ex.method} claim (confidence {ex.confidence:.2f}): review before it counts"
+        row_id = insert_row(ctx, kind="assertion", text=st.sentence, text_hash=st.text_hash,
+                            source=st.source, method=ex.method, confidence=ex.confidence,
+                            status=Status.QUARANTINED, valid_from=st.at, valid_to=None,
+                            vector=st.vector, triple=tr, reason=why)
+        return [IngestAction(Action.QUARANTINED, row_id, st.sentence, tr.subject, tr.relation,
+                             tr.object, confidence=ex.confidence, context=tr.context or None,
+                             method=ex.method, reason=why)]
+
+    # --- the judge ---------------------------------------------------------------------------
+    def _judge(self, row: Assertion, vec: np.ndarray) -> None:
+        old = self._nearest_fact(row, vec)
+        if old is None:
+            self._note(row.id, "nothing")
+            return
+        label = key_label(old.subject, old.relation, old.context)
+        verdict, why = parse_verdict(self._ask(
+            JUDGE_SYSTEM, judge_prompt(old.text, label, old.object or "", row.text),
+            JUDGE_SCHEMA))
+        if verdict is None:
+            log.warning("Ollama tier: the judge %s answered #%d with %s; nothing written",
+                        self.method, row.id, why)
+            self._note(row.id, "invalid")
+            return
+        if not verdict.updates or not mentioned(verdict.new_value, row.text):
+            self._note(row.id, "judged: no update")
+            return
+        eng = self.engine
+        at = to_ts(row.valid_from)
+        assert at is not None
+        vocab = eng.vocabulary()
+        reason = f"judge {self.method}: updates #{old.id}"
+        conf = min(verdict.confidence, self.confidence_cap)
+
+        def job(conn: apsw.Connection) -> tuple[AssertionId | None, WriteContext, int]:
+            ctx = eng._context(conn, vocab)
+            cur = ctx.q("SELECT status FROM assertions WHERE id=?", (old.id,))
+            if not _still_plain(ctx, row.id) or not cur or cur[0][0] != "active":
+                return None, ctx, eng._bump(conn)
+            tr = make_triple(old.subject or "", old.relation or "", verdict.new_value,
+                             ctx.vocabulary, old.context or "")
+            tr = replace(tr, subject_norm=old.subject_norm or tr.subject_norm,
+                         relation_norm=old.relation_norm or tr.relation_norm)
+            if tr.object_norm == old.object_norm:
+                _record(ctx, row.id, self.model, "judged: same value", [], "done")
+                return None, ctx, eng._bump(conn)
+            new_id = insert_row(ctx, kind="assertion", text=row.text,
+                                text_hash=text_hash(row.text), source=row.source,
+                                method=self.method, confidence=conf,
+                                status=Status.QUARANTINED, valid_from=at, valid_to=None,
+                                vector=vec, triple=tr, reason=reason)
+            _record(ctx, row.id, self.model, "judged", [new_id], "review")
+            return new_id, ctx, eng._bump(conn)
+
+        new_id = eng._run_write(job)
+        if new_id is not None:
+            log.info("Ollama tier: #%d may update #%d; #%d waits for review", row.id, old.id,
+                     new_id)
+
+    def _nearest_fact(self, row: Assertion, vec: np.ndarray) -> Assertion | None:
+        """The active assertion closest to the row, if its cosine reaches the threshold."""
+        eng = self.engine
+        pairs = [(i, s) for i, s in eng._sync_index().search(vec, 10, time.time())
+                 if i != row.id]
+        rows = eng._rows([i for i, _ in pairs])
+        for i, score in pairs:
+            a = rows.get(i)
+            if a is not None and a.kind == "assertion" and a.status is Status.ACTIVE:
+                return a if score >= self.judge_threshold else None
+        return None
+
+    # --- bookkeeping -------------------------------------------------------------------------
+    def _vector(self, row: Assertion) -> np.ndarray:
+        r = self.engine._readers.query("SELECT embedding FROM vectors WHERE rowid=?", (row.id,))
+        if r:
+            return np.frombuffer(bytes(r[0][0]), dtype=np.float32).copy()
+        return np.asarray(self.engine.embedder.embed([row.text])[0], dtype=np.float32)
+
+    def _note(self, row_id: int, outcome: str) -> None:
+        """Remember a row that produced nothing (no ledger change, no new generation)."""
+        def job(conn: apsw.Connection) -> None:
+            conn.execute("INSERT OR IGNORE INTO llm_tier(row_id, model, outcome, claims, state,"
+                         " at) VALUES (?, ?, ?, '', 'done', ?)",
+                         (row_id, self.model, outcome, time.time()))
+
+        self.engine._writer.run(job)
+
+    def _sweep(self) -> None:
+        """Settle rows whose claims were reviewed: once none waits and one counts (approved),
+        the plain row is retired so a later supersession can't leave it standing."""
+        eng = self.engine
+        waiting = eng._readers.query(
+            "SELECT row_id, model, claims FROM llm_tier WHERE state='review'")
+        if not waiting:
+            return
+        ids = [int(x) for _, _, c in waiting for x in c.split(",") if x]
+        status = {r[0]: (r[1], r[2] or "") for r in eng._readers.query(
+            f"SELECT id, status, reason FROM assertions WHERE id IN ({','.join('?' * len(ids))})",
+            ids)} if ids else {}
+        settled = []
+        for row_id, model, claims in waiting:
+            cs = [int(x) for x in claims.split(",") if x]
+            states = [status.get(c, ("rejected", "")) for c in cs]
+            if any(s == "quarantined" for s, _ in states):
+                continue
+            counted = [c for c, (s, why) in zip(cs, states, strict=True)
+                       if s in COUNTED or why.startswith("approved as")]
+            settled.append((row_id, model, counted))
+        if not settled:
+            return
+
+        def job(conn: apsw.Connection) -> tuple[None, WriteContext, int]:
+            ctx = eng._context(conn, {})
+            for row_id, model, counted in settled:
+                if counted:
+                    _retire_plain(ctx, row_id, f"llm:{model}", counted)
+                conn.execute("UPDATE llm_tier SET state='done' WHERE row_id=?", (row_id,))
+            return None, ctx, eng._bump(conn)
+
+        eng._run_write(job)
+
+
+def _still_plain(ctx: WriteContext, row_id: int) -> bool:
+    """Not yet handled (here or by another process's tier) and still a plain row."""
+    if ctx.q("SELECT 1 FROM llm_tier WHERE row_id=?", (row_id,)):
+        return False
+    r = ctx.q("SELECT status FROM assertions WHERE id=?", (row_id,))
+    return bool(r) and r[0][0] == "plain"
+
+
+def _retire_plain(ctx: WriteContext, row_id: int, method: str, ids: Sequence[int]) -> None:
+    """The plain row now lives on as claims: kept for audit, no longer retrieved."""
+    made = ", ".join(f"#{i}" for i in ids)
+    ctx.conn.execute("UPDATE assertions SET status='rejected', retired_at=?, reason=?"
+                     " WHERE id=? AND status='plain'",
+                     (ctx.now, f"structured by {method} as {made}", row_id))
+    if ctx.conn.changes():
+        ctx.touch(row_id)
+
+
+def _record(ctx: WriteContext, row_id: int, model: str, outcome: str,
+            ids: Sequence[int], state: str) -> None:
+    ctx.conn.execute(
+        "INSERT OR REPLACE INTO llm_tier(row_id, model, outcome, claims, state, at)"
+        " VALUES (?, ?, ?, ?, ?, ?)",
+        (row_id, model, outcome, ",".join(str(int(i)) for i in ids), state, ctx.now))

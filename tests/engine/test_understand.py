@@ -1,0 +1,155 @@
+"""The understanding layer end to end on a real ledger: claims, context, change verbs,
+value references, notes and what is not stored. Phrasings are the issue's own examples."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from memstrata_app.engine import Action, Status
+from memstrata_app.engine.understand import read
+from memstrata_app.engine.understand.context import find_context
+from memstrata_app.engine.understand.discourse import classify
+
+T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
+
+
+def day(n: int) -> datetime:
+    return T0 + timedelta(days=n)
+
+
+def active_texts(engine) -> set[str]:
+    return {a.text for a in engine.list_assertions(limit=500)
+            if a.status in (Status.ACTIVE, Status.PLAIN) and a.valid_to is None}
+
+
+@pytest.mark.parametrize(("sentence", "kind"), [
+    ("is statement_timeout on prod still 30s?", "question"),
+    ("can you update the port to 9000 in the compose file", "request"),
+    ("maybe we should bump the timeout to 60s", "hedge"),
+    ("I'd say the limit should be 50", "hedge"),
+    ("let's consider moving to Postgres 16", "hedge"),
+    ("we'll move the cache to Redis next sprint", "plan"),
+    ("Also, by the way, the API port is 8080.", "statement"),
+    ("heads up, moved the API to 8080 because the old port clashed", "statement"),
+])
+def test_utterance_kinds(sentence, kind):
+    assert classify(sentence).kind == kind
+
+
+def test_wrappers_and_reasons_are_not_part_of_the_value():
+    (r,) = read(["heads up, moved the API to 8080 because the old port kept timing out"], T0)
+    (e,) = r.extractions
+    assert (e.subject, e.object) == ("API", "8080")
+    (r,) = read(["fyi the cache TTL is 300s — the old one was too short"], T0)
+    assert [e.object for e in r.extractions] == ["300s"]
+
+
+def test_two_facts_on_one_line_are_two_claims():
+    (r,) = read(["the api is on 8080 and the worker on 8081"], T0)
+    assert sorted(e.object for e in r.extractions) == ["8080", "8081"]
+    assert len({e.subject for e in r.extractions}) == 2
+
+
+def test_context_is_taken_out_of_the_key():
+    ctx, text = find_context("prod Postgres is 14.10")
+    assert ctx.key == "prod" and text == "Postgres is 14.10"
+    ctx2, text2 = find_context("Postgres in production is 16.2")
+    assert ctx2.key == "prod" and text2 == "Postgres is 16.2"
+
+
+def test_a_value_in_one_context_never_retires_another(engine):
+    engine.ingest("The API rate limit in staging is 30 requests/min.", at=day(0))
+    engine.ingest("The API rate limit in prod is 120 requests/min.", at=day(0))
+    res = engine.ingest("prod rate limit bumped from 120 to 300 requests/min", at=day(1))
+    assert [a.action for a in res.actions] == [Action.SUPERSEDED]
+    live = active_texts(engine)
+    assert "The API rate limit in staging is 30 requests/min." in live
+    assert "The API rate limit in prod is 120 requests/min." not in live
+
+
+def test_a_service_is_context_for_its_library_version(engine):
+    engine.ingest("The billing service uses requests 1.9.0.", at=day(0))
+    res = engine.ingest("The auth service was upgraded to requests 2.0.0.", at=day(1))
+    assert all(a.action is not Action.SUPERSEDED for a in res.actions)
+    assert "The billing service uses requests 1.9.0." in active_texts(engine)
+
+
+def test_change_with_old_value_finds_the_key_through_the_value(engine):
+    first = engine.ingest("The orders API listens on 8080.", at=day(0)).actions[0]
+    res = engine.ingest("we switched the orders API from 8080 to 9090", at=day(1))
+    (act,) = res.actions
+    assert act.action is Action.SUPERSEDED and act.retired == (first.assertion_id,)
+    assert "value reference" in act.reason or "own key" in act.reason
+
+
+def test_value_reference_without_an_attribute_word(engine):
+    engine.ingest("our python tests run under nose", at=day(0))
+    res = engine.ingest("we went from nose to pytest last sprint", at=day(1))
+    (act,) = res.actions
+    assert act.action is Action.SUPERSEDED
+    assert "our python tests run under nose" not in active_texts(engine)
+    # the next change chains through the new value
+    res2 = engine.ingest("replaced pytest with ward", at=day(2))
+    assert res2.actions[0].retired == (act.assertion_id,)
+
+
+def test_ambiguous_value_reference_goes_to_review(engine):
+    engine.ingest("The auth service port is 8080.", at=day(0))
+    engine.ingest("The billing service port is 8080.", at=day(0))
+    (act,) = engine.ingest("8080 → 9000", at=day(1)).actions
+    assert act.action is Action.QUARANTINED
+    assert "which one is meant" in act.reason
+    assert len(active_texts(engine)) == 2  # nothing retired
+
+
+def test_rollback_opens_a_new_interval_with_the_earlier_value(engine):
+    a = engine.ingest("The gunicorn worker count is 8.", at=day(0)).actions[0]
+    b = engine.ingest("bumped the gunicorn worker count from 8 to 12", at=day(1)).actions[0]
+    c = engine.ingest("gunicorn worker count is rolled back to 8", at=day(2)).actions[0]
+    assert c.action is Action.SUPERSEDED and c.retired == (b.assertion_id,)
+    assert engine.get(a.assertion_id).status is Status.SUPERSEDED
+    hits = engine.retrieve("how many gunicorn workers", as_of=day(1) + timedelta(hours=1))
+    assert any("12" in h.text for h in hits)
+
+
+def test_ownership_phrasings_share_a_key(engine):
+    engine.ingest("Priya owns billing.", at=day(0))
+    res = engine.ingest("Billing is Maria's now", at=day(1))
+    assert res.actions[0].action is Action.SUPERSEDED
+    res = engine.ingest("Sam took over billing", at=day(2))
+    assert res.actions[0].action is Action.SUPERSEDED
+
+
+def test_questions_and_requests_are_reported_not_stored(engine):
+    res = engine.ingest("The cache TTL is 300s. Is it still 300s? Please bump it to 900s.",
+                        at=day(0))
+    assert [a.action for a in res.actions] == [Action.NOVEL]
+    assert [s.kind for s in res.skipped] == ["question", "request"]
+    assert all(s.reason for s in res.skipped)
+
+
+def test_a_hedge_is_a_note_that_retires_nothing(engine):
+    engine.ingest("The cache TTL is 300s.", at=day(0))
+    (act,) = engine.ingest("maybe we should raise the cache TTL to 900s", at=day(1)).actions
+    assert act.action is Action.PROSE and act.method == "note:hedge"
+    assert "The cache TTL is 300s." in active_texts(engine)
+
+
+def test_explain_writes_nothing(engine):
+    engine.ingest("The orders API listens on 8080.", at=day(0))
+    before = engine.stats()["by_status"]
+    res = engine.explain("heads up: moved the orders API from 8080 to 9090", at=day(1))
+    assert res.actions[0].action is Action.SUPERSEDED
+    assert engine.stats()["by_status"] == before
+    assert engine.retrieve("orders API port")[0].text == "The orders API listens on 8080."
+
+
+def test_commit_subjects_are_statements_with_source_git(engine):
+    engine.ingest("chore(deps): bump lodash from 4.17.20 to 4.17.21 (#123)", source="git",
+                  at=day(0))
+    (act,) = engine.ingest("Bump lodash from 4.17.21 to 4.17.22", source="git",
+                           at=day(1)).actions
+    assert act.action is Action.SUPERSEDED
+    assert [a.object for a in engine.history("lodash", "version")] == ["4.17.21", "4.17.22"]
