@@ -128,7 +128,7 @@ class WriteOps:
                                 reason="removal" if removal else reason,
                                 **common)  # type: ignore[arg-type]
             return [IngestAction(Action.QUARANTINED, row_id, reason=reason,
-                                 **said)]  # type: ignore[arg-type]
+                                 **said)]
 
         if res.candidates:
             names = ", ".join(f"#{c.row_id} ({key_label(c.subject, c.relation, c.context)})"
@@ -165,7 +165,7 @@ class WriteOps:
                 close_row(ctx, res.plain_row, t, new_id, f"removed by #{new_id}",
                           Status.RETRACTED)
                 return [IngestAction(Action.RETRACTED, new_id, retired=(
-                    AssertionId(res.plain_row),), reason=res.via, **said)]  # type: ignore[arg-type]
+                    AssertionId(res.plain_row),), reason=res.via, **said)]
             act = apply_triple(ctx, tr, t, False, place)
             close_row(ctx, res.plain_row, t, act.assertion_id,
                       f"superseded by #{act.assertion_id}: {tr.object}", Status.SUPERSEDED)

@@ -83,6 +83,21 @@ def test_prose_becomes_a_model_claim_that_waits_for_review_then_supersedes_norma
     assert SENT not in now and "The invoice renderer is now called Quill." in now
 
 
+def test_with_the_threshold_lowered_a_claim_counts_at_once(engine, standin):
+    quill = engine.ingest("The invoice renderer is called Quill.").actions[0]
+    engine.quarantine_threshold = 0.4  # under the tier's confidence cap (0.5)
+    standin.script(SENT, {"claims": [claim("invoice renderer", "name", "Paperboy")]})
+    engine.enable_llm_tier(MODEL, host=standin.url)
+    plain_id = engine.ingest(SENT).actions[0].assertion_id
+    assert engine.llm_tier.drain(30)
+    assert engine.quarantined() == []
+    chain = engine.history("invoice renderer", "name")
+    assert [(a.object, a.status, a.method) for a in chain] == [
+        ("Quill", Status.SUPERSEDED, "rule:rename"), ("Paperboy", Status.ACTIVE, METHOD)]
+    assert chain[0].id == quill.assertion_id
+    assert engine.get(plain_id).reason == f"structured by {METHOD} as #{chain[1].id}"
+
+
 def test_a_claim_the_reviewer_rejects_leaves_the_plain_row(engine, standin):
     standin.script(SENT, {"claims": [claim("invoice renderer", "name", "Paperboy")]})
     engine.enable_llm_tier(MODEL, host=standin.url)
