@@ -10,6 +10,7 @@ Each story or item gets its own ledger; a plain cosine store over every turn is 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import tempfile
 import time
@@ -304,7 +305,33 @@ def ledger_write_path(eng: Any, case: Case, turn_ids: list[list[int]]) -> dict[s
     return write_path(case, rows, turn_ids)
 
 
-def run_case(case: Case, emb: CachedEmbedder, folder: Path, k: int = 5) -> dict[str, Any]:
+@dataclass(frozen=True, slots=True)
+class Extractor:
+    """The Ollama tier for each ledger (`--extractor ollama:MODEL`); `approve` plays a
+    reviewer who accepts every model claim before the probes."""
+
+    model: str
+    approve: bool = False
+    host: str | None = None
+
+
+def settle_model_claims(eng: Any, ex: Extractor) -> None:
+    """Wait for the tier's queue; with `approve`, approve each model claim in review."""
+    tier = eng.llm_tier
+    if tier is None or not tier.drain(1800):
+        raise RuntimeError(f"the Ollama tier ({ex.model}) stopped or did not finish in 30 min")
+    if ex.approve:
+        from memstrata_app.engine import EngineError
+
+        for a in eng.quarantined():
+            if a.method.startswith("llm:"):
+                with contextlib.suppress(EngineError):  # an earlier approval settled it
+                    eng.approve(a.id)
+        tier.drain(60)
+
+
+def run_case(case: Case, emb: CachedEmbedder, folder: Path, k: int = 5,
+             extractor: Extractor | None = None) -> dict[str, Any]:
     """Replay one case into a fresh ledger and the plain store; score every probe."""
     from memstrata_app.engine import MemoryEngine
 
@@ -312,7 +339,11 @@ def run_case(case: Case, emb: CachedEmbedder, folder: Path, k: int = 5) -> dict[
     base.load_turns(case.turns)
     safe = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in case.id)
     with MemoryEngine.open(folder / f"{safe}.db", embedder=emb) as eng:
+        if extractor is not None:
+            eng.enable_llm_tier(extractor.model, host=extractor.host)
         turn_ids = replay(eng, case)
+        if extractor is not None:
+            settle_model_claims(eng, extractor)
         probes = []
         for p in case.probes:
             got = [h.text for h in eng.retrieve(p.q, k=k, as_of=p.as_of)]
@@ -322,8 +353,10 @@ def run_case(case: Case, emb: CachedEmbedder, folder: Path, k: int = 5) -> dict[
                            "engine": ok, "baseline": b_ok, "missing": missing,
                            "forbidden_present": present, "top": got})
         wp = ledger_write_path(eng, case, turn_ids) if case.final is not None else None
+        llm = sum(1 for a in eng.list_assertions(None, limit=1_000_000)
+                  if a.method.startswith("llm:"))
     return {"id": case.id, "family": case.family, "turns": len(case.turns), "probes": probes,
-            "write_path": wp}
+            "write_path": wp, "llm_claims": llm}
 
 
 COUNTS = ("false_retirements", "missed_retirements", "in_review", "not_stored",
@@ -335,10 +368,12 @@ def summarize(results: Iterable[dict[str, Any]]) -> dict[str, Any]:
     s: dict[str, Any] = {"items": 0, "probes": 0, "baseline_pass": 0, "engine_pass": 0,
                          "current_probes": 0, "current_baseline_pass": 0,
                          "current_engine_pass": 0, "as_of_probes": 0,
-                         "as_of_baseline_pass": 0, "as_of_engine_pass": 0, "scored_write": 0}
+                         "as_of_baseline_pass": 0, "as_of_engine_pass": 0, "scored_write": 0,
+                         "llm_claims": 0}
     s.update({c: 0 for c in COUNTS})
     for r in results:
         s["items"] += 1
+        s["llm_claims"] += r.get("llm_claims", 0)
         for p in r["probes"]:
             tag = "as_of" if p["as_of"] else "current"
             s["probes"] += 1
@@ -355,13 +390,14 @@ def summarize(results: Iterable[dict[str, Any]]) -> dict[str, Any]:
 
 
 def run_set(name: str, emb: CachedEmbedder, family: str | None = None, limit: int | None = None,
-            k: int = 5, log: Log = lambda _m: None) -> dict[str, Any]:
+            k: int = 5, log: Log = lambda _m: None, extractor: Extractor | None = None
+            ) -> dict[str, Any]:
     """Every case of one set: per-family (or per-story) summaries, totals and details."""
     cases = load_set(name, family, limit)
     emb.warm([t for c in cases for _, t in c.turns] + [p.q for c in cases for p in c.probes])
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix=f"memstrata-conv-{name}-") as tmp:
-        results = [run_case(c, emb, Path(tmp), k) for c in cases]
+        results = [run_case(c, emb, Path(tmp), k, extractor) for c in cases]
     log(f"conversations/{name}: {len(cases)} cases in {time.perf_counter() - t0:.1f} s")
     families: dict[str, list[dict[str, Any]]] = {}
     for r in results:
@@ -377,14 +413,16 @@ def run_set(name: str, emb: CachedEmbedder, family: str | None = None, limit: in
 
 
 def run_sets(emb: CachedEmbedder, sets: Sequence[str] | None = None, family: str | None = None,
-             limit: int | None = None, k: int = 5, log: Log = lambda _m: None
-             ) -> dict[str, Any]:
+             limit: int | None = None, k: int = 5, log: Log = lambda _m: None,
+             extractor: Extractor | None = None) -> dict[str, Any]:
     """The named sets (default: all on disk) and the grand totals."""
     names = list(sets) if sets is not None else available_sets()
-    out: dict[str, Any] = {"k": k, "limit_per_family": limit, "sets": {}}
+    out: dict[str, Any] = {"k": k, "limit_per_family": limit, "sets": {},
+                           "extractor": (f"llm:{extractor.model}" + (" (all approved)"
+                                         if extractor.approve else "")) if extractor else None}
     for n in names:
         try:
-            out["sets"][n] = run_set(n, emb, family, limit, k, log)
+            out["sets"][n] = run_set(n, emb, family, limit, k, log, extractor)
         except (ConversationDataError, json.JSONDecodeError, OSError) as e:
             log(f"conversations/{n}: skipped, {e}")
             out["sets"][n] = {"error": f"{type(e).__name__}: {e}"}

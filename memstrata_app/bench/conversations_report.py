@@ -68,6 +68,8 @@ def text(conv: dict[str, Any], verbose: bool = False) -> str:
         if verbose:
             out.append(failures(res))
     t = conv["totals"]
+    if conv.get("extractor"):
+        out.append(f"Ollama tier: {conv['extractor']}; {t['llm_claims']} rows from the model")
     out.append(f"all sets: {t['items']} chats, {t['probes']} probes; baseline "
                f"{_pass(t['baseline_pass'], t['probes'])}, engine "
                f"{_pass(t['engine_pass'], t['probes'])}; false retirements "
@@ -138,18 +140,35 @@ def main(argv: list[str] | None = None) -> int:
                     help="list failing probes and every false retirement")
     ap.add_argument("--limit", type=int, metavar="N", help="at most N items per family")
     ap.add_argument("-k", type=int, default=5, help="facts per retrieval (default 5)")
+    ap.add_argument("--extractor", metavar="ollama:MODEL",
+                    help="also put the prose the rules can't structure to this Ollama model "
+                         "(the Ollama tier), waiting for it before the probes")
+    ap.add_argument("--approve-llm", action="store_true",
+                    help="with --extractor: approve every model claim, as a reviewer who "
+                         "accepts them all (else they stay in review)")
     args = ap.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     from memstrata_app.engine.embedders import shared_local_embedder
 
-    from .conversations import available_sets, run_sets
+    from .conversations import Extractor, available_sets, run_sets
     from .systems import CachedEmbedder
 
+    extractor = None
+    if args.extractor:
+        from memstrata_app.engine.llm_tier import probe
+
+        model = args.extractor.removeprefix("ollama:")
+        why = probe(model) if model else "give the model as --extractor ollama:MODEL"
+        if why:
+            print(f"memstrata bench conversations: the Ollama tier cannot run: {why}. "
+                  "Nothing measured; start Ollama (OLLAMA_HOST) with the model pulled.")
+            return 0
+        extractor = Extractor(model, args.approve_llm)
     sets = available_sets() if args.set == "all" else [args.set]
     log = (lambda m: None) if args.json else (lambda m: print(f"[bench] {m}", file=sys.stderr))
     conv = run_sets(CachedEmbedder(shared_local_embedder()), sets, args.family, args.limit,
-                    args.k, log)
+                    args.k, log, extractor)
     if args.json:
         print(json.dumps(conv, indent=2, default=str))
     else:

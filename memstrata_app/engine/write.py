@@ -220,7 +220,9 @@ def apply_removal(ctx: WriteContext, tr: Triple, t: float, place: PlaceFn) -> In
     rows = [r for r in key_rows(ctx, tr.key) if r[1] <= t and (r[2] is None or t < r[2])]
     if tr.cardinality is Cardinality.MULTI or tr.object_norm:
         rows = [r for r in rows if not tr.object_norm or r[3] == tr.object_norm]
-    new_id = place(Status.RETRACTED, t, t, None)  # the removal statement itself, for audit
+    # The removal statement itself stays retrievable from `t` on ("X is gone" is a current
+    # fact), as plain text outside the key's chain: it holds no value.
+    new_id = place(Status.PLAIN, t, None, None)
     ctx.conn.execute("UPDATE assertions SET reason='removal statement' WHERE id=?", (new_id,))
     retired = []
     for r in rows:

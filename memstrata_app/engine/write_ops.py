@@ -161,7 +161,7 @@ class WriteOps:
             acts.append(replace(apply_triple(ctx, gone, t, True, place), **said))
         if res.plain_row is not None:
             if removal:  # "X is gone": the plain fact that said X ends here
-                new_id = place(Status.RETRACTED, t, t, None)
+                new_id = place(Status.PLAIN, t, None, None)
                 close_row(ctx, res.plain_row, t, new_id, f"removed by #{new_id}",
                           Status.RETRACTED)
                 return [IngestAction(Action.RETRACTED, new_id, retired=(
