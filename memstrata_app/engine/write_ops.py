@@ -26,8 +26,9 @@ from .types import (
     NotFound,
     Status,
 )
-from .understand.resolve import Resolution, alias, resolve
+from .understand.resolve import Resolution, alias, renamed_values, resolve
 from .write import (
+    PlaceFn,
     Statement,
     Triple,
     WriteContext,
@@ -173,7 +174,33 @@ class WriteOps:
                 *act.retired, AssertionId(res.plain_row)), reason=res.via, **said)]
         act = apply_triple(ctx, tr, t, removal, place)
         acts.append(replace(act, reason=res.via, **said))
+        if tr.relation_norm == "name" and not removal and act.action is not Action.HISTORY:
+            acts += self._follow_rename(ctx, st, ex, tr, t, place)
         return acts
+
+    def _follow_rename(self, ctx: WriteContext, st: Statement, ex: Extraction, tr: Triple,
+                       t: float, place: PlaceFn) -> list[IngestAction]:
+        """A renamed identifier is renamed in the facts that hold it as their value."""
+        keyed, plain = renamed_values(ctx.q, ex.subject, t, tr.context)
+        out: list[IngestAction] = []
+        for r in keyed:
+            cand = make_triple(r[1] or "", r[3] or "", tr.object, ctx.vocabulary, r[6])
+            cand = replace(cand, subject_norm=r[2], relation_norm=r[4])
+            act = apply_triple(ctx, cand, t, False, place)
+            out.append(replace(act, text=st.sentence, subject=cand.subject,
+                               relation=cand.relation, object=cand.object,
+                               context=cand.context or None, method=ex.method,
+                               reason=f"rename: #{r[0]} held {ex.subject}"))
+        for row_id, _text in plain:
+            key = make_triple(_text, "value", tr.object, ctx.vocabulary, tr.context)
+            act = apply_triple(ctx, key, t, False, place)
+            close_row(ctx, row_id, t, act.assertion_id, f"renamed by #{act.assertion_id}",
+                      Status.SUPERSEDED)
+            out.append(replace(act, action=Action.SUPERSEDED, retired=(AssertionId(row_id),),
+                               text=st.sentence, subject=key.subject, relation="value",
+                               object=tr.object, method=ex.method,
+                               reason=f"rename: #{row_id} said {ex.subject}"))
+        return out
 
     # --- review queue ------------------------------------------------------------------------
     def approve(self, assertion_id: int, subject: str | None = None,

@@ -21,8 +21,8 @@ _CHANGE_VERBS = (
     "moved|move|moving|switched|switch|switching|migrated|migrate|migrating|upgraded|upgrade|"
     "upgrading|bumped|bump|bumping|downgraded|downgrade|downgrading|raised|raise|raising|"
     "lowered|lower|lowering|increased|increase|increasing|decreased|decrease|decreasing|"
-    "reduced|reduce|reducing|cut|changed|change|changing|updated|update|updating|went|go|"
-    "goes|going|scaled|scale|scaling|pinned|pin|bumped\\s+up|bumped\\s+down|dropped|"
+    "reduced|reduce|reducing|cut|changed|change|changing|updated|update|updating|went|"
+    "scaled|scale|scaling|pinned|pin|bumped\\s+up|bumped\\s+down|dropped|"
     "shrunk|shrank|grew|grown|extended|shortened|tightened|loosened|relaxed|doubled|halved|"
     "flipped|rotated|repointed|pointed|transitioned|jumped|set|reset|cranked|dialed|dialled|"
     "turned|ported|rebased|promoted|shifted"
@@ -234,6 +234,9 @@ def find_change(text: str, doc: Any = None) -> Change | None:
         thing = _thing(m.group("pre"), m.group("mid"))
         return Change(thing, _clean_value(m.group("new")), None, "parse:change")
     m = ARROW.match(text)
+    if m and re.search(r"\brenam", m.group("pre") or "", _I):
+        return Change(_clean_value(m.group("old")), _clean_value(m.group("new")), None,
+                      "parse:rename", relation="name")
     if m:
         thing = _thing(m.group("pre"), "") or _thing(re.sub(
             r"^\s*(?:for|on|in|of)\s+", "", m.group("post") or "", flags=_I), "")

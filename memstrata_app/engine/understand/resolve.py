@@ -264,3 +264,48 @@ def _retarget(tr: Triple, c: Candidate) -> Triple:
     return replace(tr, subject=c.subject or tr.subject, subject_norm=c.subject_norm,
                    relation=c.relation or tr.relation, relation_norm=c.relation_norm,
                    context=c.context)
+
+
+_GENERIC_HEAD = re.compile(
+    r"\s+(?:table|service|namespace|function|func|method|topic|flag|feature\s+flag|model|type|"
+    r"class|module|file|field|column|queue|bucket|repo|repository|branch|job|dag|endpoint|"
+    r"env(?:ironment)?\s+var(?:iable)?|variable|var|setting|key|package|crate|lib(?:rary)?|"
+    r"component|hook|scene|index|view|schema|database|db|stream|channel|image|chart)$", re.I)
+_GENERIC_LEAD = re.compile(
+    r"^(?:(?:the|our|a|k8s|kubernetes|graphql|dbt|sql|python|js|react|redis|kafka|s3|gcs|"
+    r"table|service|namespace|function|topic|flag|model|type|class|module|file|field|column|"
+    r"queue|bucket|branch|job|dag|endpoint|export|hook|component|scene|index|view|schema)\s+)+",
+    re.I)
+
+
+def name_core(s: str) -> str:
+    """The identifier a name phrase is about: "the k8s service orders-api" -> "orders-api",
+    "`sensor_read()`" -> "sensor_read"."""
+    t = s.strip().strip("`'\"")
+    t = _GENERIC_HEAD.sub("", _GENERIC_LEAD.sub("", t)).strip().strip("`'\"")
+    if t.endswith("()"):
+        t = t[:-2]
+    return t.casefold()
+
+
+def renamed_values(q: Query, old_name: str, t: float, context: str) -> tuple[list[tuple], list]:
+    """Facts whose value is a name that was just renamed: (keyed rows, plain rows).
+
+    A rename of an identifier changes every fact that names it as a value ("the imu read
+    function is `sensor_read()`" after "sensor_read() renamed to imu_sample()"). Only
+    identifier-like names (not one lowercase word) and only single-valued facts."""
+    core = name_core(old_name)
+    if len(core) < 3 or (core.isalpha() and core.islower()):
+        return [], []
+    token = re.compile(rf"(?<![\w.\-]){re.escape(core)}(?:\(\))?(?![\w\-]|\.\w)")
+    rows = q("SELECT id, subject, subject_norm, relation, relation_norm, object_norm,"
+             " COALESCE(context, '') FROM assertions WHERE status='active' AND kind='assertion'"
+             " AND relation_norm != 'name' AND valid_from <= ? AND instr(object_norm, ?) > 0",
+             (t, core))
+    keyed = [r for r in rows if token.search(r[5]) and _compatible(r[6], context)
+             and r[4] not in _MULTI_HINT]
+    plain = q("SELECT id, text FROM assertions WHERE status='plain' AND method='plain'"
+              " AND valid_to IS NULL AND valid_from <= ? AND instr(lower(text), ?) > 0",
+              (t, core))
+    plain = [p for p in plain if token.search(p[1].casefold())]
+    return keyed[:5], plain if len(plain) == 1 else []
