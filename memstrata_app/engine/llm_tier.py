@@ -18,8 +18,7 @@ import os
 import queue
 import threading
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import replace
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -27,6 +26,7 @@ import apsw
 import numpy as np
 
 from .extract import text_hash
+from .llm_ledger import TABLE, note, propose_update, reviewed, settle, write_claims
 from .llm_schema import (
     CLAIMS_SCHEMA,
     EXTRACT_SYSTEM,
@@ -49,8 +49,7 @@ from .types import (
     NotFound,
     Status,
 )
-from .write import Statement, WriteContext, insert_row, key_label, key_subject
-from .write_ops import make_triple
+from .write import Statement, WriteContext, key_label
 
 if TYPE_CHECKING:
     from .core import MemoryEngine
@@ -60,16 +59,6 @@ log = logging.getLogger(__name__)
 # Model claims get at most this confidence: under the default quarantine threshold (0.6), so
 # they wait for review unless the user lowers the threshold below it.
 CONFIDENCE_CAP = 0.5
-TABLE = (
-    "CREATE TABLE IF NOT EXISTS llm_tier ("
-    " row_id INTEGER PRIMARY KEY,"  # the plain row put to the model (each one once)
-    " model TEXT NOT NULL,"
-    " outcome TEXT NOT NULL,"  # claims | judged | nothing | restates | invalid | …
-    " claims TEXT NOT NULL DEFAULT '',"  # ids of the rows made from it, comma-separated
-    " state TEXT NOT NULL,"  # review: some wait for a reviewer; done
-    " at REAL NOT NULL)"
-)
-COUNTED = ("active", "superseded", "retracted")  # a claim in these states was applied
 _STOP = object()
 _SWEEP = object()
 
@@ -296,53 +285,11 @@ class LlmTier:
 
         def job(conn: apsw.Connection) -> tuple[list[IngestAction], WriteContext, int]:
             ctx = eng._context(conn, vocab)
-            if not _still_plain(ctx, row.id):
-                return [], ctx, eng._bump(conn)
-            acts = [a for ex in exts for a in self._apply(ctx, st, ex)]
-            held = [a.assertion_id for a in acts if a.action is Action.QUARANTINED]
-            counted = [a.assertion_id for a in acts if a.action is not Action.QUARANTINED]
-            ids = list(dict.fromkeys([*counted, *held]))
-            if counted and not held:
-                _retire_plain(ctx, row.id, self.method, counted)
-            _record(ctx, row.id, self.model, "claims" if ids else "restates", ids,
-                    "review" if held else "done")
-            return acts, ctx, eng._bump(conn)
+            return write_claims(eng, ctx, row.id, st, self.model), ctx, eng._bump(conn)
 
-        acts = eng._run_write(job)
-        for a in acts:
+        for a in eng._run_write(job):
             log.info("Ollama tier: #%d → %s #%d (%s · %s = %s)", row.id, a.action.value,
                      a.assertion_id, a.subject, a.relation, a.object)
-
-    def _apply(self, ctx: WriteContext, st: Statement, ex: Extraction) -> list[IngestAction]:
-        """The write path's decision for one claim; below the threshold, whatever it would do
-        is held for review instead, even a claim that would retire nothing."""
-        eng = self.engine
-        if ex.confidence >= ctx.threshold:
-            return eng._apply_extraction(ctx, st, ex)
-        mark = len(ctx.updates)
-        ctx.conn.execute("SAVEPOINT llm_claim")
-        acts = eng._apply_extraction(ctx, st, ex)
-        if acts and all(a.action is Action.QUARANTINED for a in acts):
-            ctx.conn.execute("RELEASE llm_claim")
-            return acts
-        ctx.conn.execute("ROLLBACK TO llm_claim")
-        ctx.conn.execute("RELEASE llm_claim")
-        del ctx.updates[mark:]
-        main = acts[-1] if acts else None
-        if main is None or main.action is Action.REINFORCED:
-            return []  # restates what is valid: nothing to review
-        tr = make_triple(main.subject or ex.subject, main.relation or ex.relation,
-                         main.object or ex.object, ctx.vocabulary, main.context or "")
-        tr = replace(tr, subject_norm=key_subject(ctx.q, tr.subject_norm, tr.relation_norm,
-                                                  tr.context))
-        why = f"{ex.method} claim (confidence {ex.confidence:.2f}): review before it counts"
-        row_id = insert_row(ctx, kind="assertion", text=st.sentence, text_hash=st.text_hash,
-                            source=st.source, method=ex.method, confidence=ex.confidence,
-                            status=Status.QUARANTINED, valid_from=st.at, valid_to=None,
-                            vector=st.vector, triple=tr, reason=why)
-        return [IngestAction(Action.QUARANTINED, row_id, st.sentence, tr.subject, tr.relation,
-                             tr.object, confidence=ex.confidence, context=tr.context or None,
-                             method=ex.method, reason=why)]
 
     # --- the judge ---------------------------------------------------------------------------
     def _judge(self, row: Assertion, vec: np.ndarray) -> None:
@@ -363,30 +310,12 @@ class LlmTier:
             self._note(row.id, "judged: no update")
             return
         eng = self.engine
-        at = to_ts(row.valid_from)
-        assert at is not None
         vocab = eng.vocabulary()
-        reason = f"judge {self.method}: updates #{old.id}"
         conf = min(verdict.confidence, self.confidence_cap)
 
         def job(conn: apsw.Connection) -> tuple[AssertionId | None, WriteContext, int]:
             ctx = eng._context(conn, vocab)
-            cur = ctx.q("SELECT status FROM assertions WHERE id=?", (old.id,))
-            if not _still_plain(ctx, row.id) or not cur or cur[0][0] != "active":
-                return None, ctx, eng._bump(conn)
-            tr = make_triple(old.subject or "", old.relation or "", verdict.new_value,
-                             ctx.vocabulary, old.context or "")
-            tr = replace(tr, subject_norm=old.subject_norm or tr.subject_norm,
-                         relation_norm=old.relation_norm or tr.relation_norm)
-            if tr.object_norm == old.object_norm:
-                _record(ctx, row.id, self.model, "judged: same value", [], "done")
-                return None, ctx, eng._bump(conn)
-            new_id = insert_row(ctx, kind="assertion", text=row.text,
-                                text_hash=text_hash(row.text), source=row.source,
-                                method=self.method, confidence=conf,
-                                status=Status.QUARANTINED, valid_from=at, valid_to=None,
-                                vector=vec, triple=tr, reason=reason)
-            _record(ctx, row.id, self.model, "judged", [new_id], "review")
+            new_id = propose_update(ctx, row, old, verdict.new_value, vec, self.model, conf)
             return new_id, ctx, eng._bump(conn)
 
         new_id = eng._run_write(job)
@@ -415,69 +344,18 @@ class LlmTier:
 
     def _note(self, row_id: int, outcome: str) -> None:
         """Remember a row that produced nothing (no ledger change, no new generation)."""
-        def job(conn: apsw.Connection) -> None:
-            conn.execute("INSERT OR IGNORE INTO llm_tier(row_id, model, outcome, claims, state,"
-                         " at) VALUES (?, ?, ?, '', 'done', ?)",
-                         (row_id, self.model, outcome, time.time()))
-
-        self.engine._writer.run(job)
+        self.engine._writer.run(lambda c: note(c, row_id, self.model, outcome))
 
     def _sweep(self) -> None:
-        """Settle rows whose claims were reviewed: once none waits and one counts (approved),
-        the plain row is retired so a later supersession can't leave it standing."""
+        """Settle rows whose claims were reviewed (llm_ledger.reviewed)."""
         eng = self.engine
-        waiting = eng._readers.query(
-            "SELECT row_id, model, claims FROM llm_tier WHERE state='review'")
-        if not waiting:
-            return
-        ids = [int(x) for _, _, c in waiting for x in c.split(",") if x]
-        status = {r[0]: (r[1], r[2] or "") for r in eng._readers.query(
-            f"SELECT id, status, reason FROM assertions WHERE id IN ({','.join('?' * len(ids))})",
-            ids)} if ids else {}
-        settled = []
-        for row_id, model, claims in waiting:
-            cs = [int(x) for x in claims.split(",") if x]
-            states = [status.get(c, ("rejected", "")) for c in cs]
-            if any(s == "quarantined" for s, _ in states):
-                continue
-            counted = [c for c, (s, why) in zip(cs, states, strict=True)
-                       if s in COUNTED or why.startswith("approved as")]
-            settled.append((row_id, model, counted))
-        if not settled:
+        done = reviewed(eng._readers.query)
+        if not done:
             return
 
         def job(conn: apsw.Connection) -> tuple[None, WriteContext, int]:
             ctx = eng._context(conn, {})
-            for row_id, model, counted in settled:
-                if counted:
-                    _retire_plain(ctx, row_id, f"llm:{model}", counted)
-                conn.execute("UPDATE llm_tier SET state='done' WHERE row_id=?", (row_id,))
+            settle(ctx, done)
             return None, ctx, eng._bump(conn)
 
         eng._run_write(job)
-
-
-def _still_plain(ctx: WriteContext, row_id: int) -> bool:
-    """Not yet handled (here or by another process's tier) and still a plain row."""
-    if ctx.q("SELECT 1 FROM llm_tier WHERE row_id=?", (row_id,)):
-        return False
-    r = ctx.q("SELECT status FROM assertions WHERE id=?", (row_id,))
-    return bool(r) and r[0][0] == "plain"
-
-
-def _retire_plain(ctx: WriteContext, row_id: int, method: str, ids: Sequence[int]) -> None:
-    """The plain row now lives on as claims: kept for audit, no longer retrieved."""
-    made = ", ".join(f"#{i}" for i in ids)
-    ctx.conn.execute("UPDATE assertions SET status='rejected', retired_at=?, reason=?"
-                     " WHERE id=? AND status='plain'",
-                     (ctx.now, f"structured by {method} as {made}", row_id))
-    if ctx.conn.changes():
-        ctx.touch(row_id)
-
-
-def _record(ctx: WriteContext, row_id: int, model: str, outcome: str,
-            ids: Sequence[int], state: str) -> None:
-    ctx.conn.execute(
-        "INSERT OR REPLACE INTO llm_tier(row_id, model, outcome, claims, state, at)"
-        " VALUES (?, ?, ?, ?, ?, ?)",
-        (row_id, model, outcome, ",".join(str(int(i)) for i in ids), state, ctx.now))

@@ -95,7 +95,7 @@ class WriteOps:
                                 source=st.source, method=st.note or "plain", confidence=1.0,
                                 status=Status.PLAIN, valid_from=st.at, valid_to=None,
                                 vector=st.vector)
-            why = ("a note (hedge, proposal or plan): kept, retires nothing" if st.note
+            why = ("kept as a note (a hedge, proposal or plan); retires nothing" if st.note
                    else "no claim found: kept as plain text, never merged")
             return [IngestAction(Action.PROSE, row_id, st.sentence, method=st.note or "plain",
                                  reason=why)]
@@ -209,7 +209,7 @@ class WriteOps:
         a = self._quarantined_row(assertion_id)
         vocab = self.vocabulary()
         tr = make_triple(subject or a.subject or "", relation or a.relation or "",
-                         object or a.object or "", vocab)
+                         object or a.object or "", vocab, a.context)
         if not (tr.subject_norm and tr.relation_norm and tr.object_norm):
             raise EngineError("an approved assertion needs a subject, a relation and an object")
 
@@ -217,14 +217,15 @@ class WriteOps:
             ctx = self._context(conn, vocab)
             _ = self._quarantined_row(assertion_id, ctx)
             trr = replace(tr, subject_norm=key_subject(ctx.q, tr.subject_norm,
-                                                       tr.relation_norm))
+                                                       tr.relation_norm, tr.context))
             t = to_ts(a.valid_from)
             assert t is not None
             ctx.conn.execute(
                 "UPDATE assertions SET subject=?, relation=?, object=?, subject_norm=?,"
-                " relation_norm=?, object_norm=?, key=?, method=method || '+approved'"
-                " WHERE id=?", (trr.subject, trr.relation, trr.object, trr.subject_norm,
-                                trr.relation_norm, trr.object_norm, trr.key, assertion_id))
+                " relation_norm=?, object_norm=?, key=?, context=?,"
+                " method=method || '+approved' WHERE id=?",
+                (trr.subject, trr.relation, trr.object, trr.subject_norm, trr.relation_norm,
+                 trr.object_norm, trr.key, trr.context or None, assertion_id))
 
             def place(status: Status, vf: float, vt: float | None,
                       succ: int | None) -> AssertionId:

@@ -153,3 +153,16 @@ def test_commit_subjects_are_statements_with_source_git(engine):
                            at=day(1)).actions
     assert act.action is Action.SUPERSEDED
     assert [a.object for a in engine.history("lodash", "version")] == ["4.17.21", "4.17.22"]
+
+
+def test_approving_a_held_claim_keeps_its_context(engine):
+    engine.ingest("The API rate limit in prod is 120 requests/min.", at=day(0))
+    engine.quarantine_threshold = 0.99
+    (held,) = engine.ingest("The API rate limit in prod is 300 requests/min.", at=day(1)).actions
+    assert held.action is Action.QUARANTINED and held.context == "prod"
+    engine.quarantine_threshold = 0.6
+    act = engine.approve(held.assertion_id)
+    assert act.action is Action.SUPERSEDED
+    assert engine.get(held.assertion_id).context == "prod"
+    assert [a.object for a in engine.history("API", "rate_limit", context="prod")] == [
+        "120 requests/min", "300 requests/min"]

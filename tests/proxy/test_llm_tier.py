@@ -10,6 +10,7 @@ import os
 from collections.abc import Iterator
 from typing import Any
 
+import ollama
 import pytest
 
 from memstrata_app.engine import Action, Status
@@ -209,7 +210,7 @@ def test_off_when_no_ollama_answers_or_the_model_is_missing(engine, standin):
 def test_ollama_going_away_leaves_rows_plain(engine, standin):
     engine.enable_llm_tier(MODEL, host=standin.url)
     tier = engine.llm_tier
-    tier._client = __import__("ollama").Client(host=f"http://127.0.0.1:{closed_port()}")
+    tier._client = ollama.Client(host=f"http://127.0.0.1:{closed_port()}")  # Ollama went away
     plain_id = engine.ingest(SENT).actions[0].assertion_id
     assert tier.drain(30)
     assert engine.get(plain_id).status is Status.PLAIN and tier_rows(engine) == []

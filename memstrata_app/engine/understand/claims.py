@@ -165,10 +165,10 @@ def _finish(ex: Extraction, sentence: str, ctx: Context, text: str) -> Extractio
     parts = [p for p in (ex.context, ctx.key) if p]
     subj, rel, obj = ex.subject, ex.relation, ex.object
     lead = _LEAD_COMPONENT.match(text)
-    if lead and not ex.by_value:
+    if lead and not ex.by_value and not re.match(r"(?i)the\s+\S+$", lead.group("c").strip()):
         comp = component_label(lead.group("c"))
         ns = normalize_entity(subj)
-        if (len(comp.split()) >= 2 and comp not in ns and ns not in comp
+        if (comp not in ns and ns not in comp
                 and normalize_entity(obj) not in comp):
             parts.append(comp)
     if rel.endswith("_version") and rel != "version":  # "the MySQL version for orders"

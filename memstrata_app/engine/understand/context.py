@@ -103,6 +103,10 @@ class Context:
         return Context(tuple(dict.fromkeys((*self.parts, *other.parts))), self.broad)
 
 
+# a clause left ending like this lost its value, not a qualifier
+_VALUE_SLOT_LEFT = re.compile(
+    r"(?:\b(?:to|into|onto|in|on|at|from|is|are|was|be|=|:|uses?|runs?)|[:=])\s*$", _I)
+
 _WHEN = re.compile(
     r"\s*,?\s*\b(?:(?:this|next|last)\s+(?:week|sprint|month|rotation|cycle)|today|tonight|"
     r"yesterday|last\s+night|over\s+the\s+weekend|as\s+of\s+(?:today|now|this\s+morning)|"
@@ -121,19 +125,25 @@ def find_context(text: str) -> tuple[Context, str]:
         t = BROAD.sub("", t)
     for rx, kind in ((_REV_PHRASE, "rev"), (_REGION_PHRASE, "region"),
                      (_ENV_PHRASE, "env"), (_PLATFORM_PHRASE, "platform")):
+        pos = 0
         while True:
-            m = rx.search(t)
+            m = rx.search(t, pos)
             if not m:
                 break
+            rest = (t[:m.start()] + " " + t[m.end():]).strip()
+            if _VALUE_SLOT_LEFT.search(rest) and not t[m.end():].strip(" .,;"):
+                pos = m.end()  # "deployed to us-east-1": the qualifier is the value itself
+                continue
             val = next(v for v in m.groups() if v)
             parts.append(_canon(kind, val))
-            t = (t[:m.start()] + " " + t[m.end():]).strip()
+            t = rest
     m = _DIR_PHRASE.search(t)
     if m:
         parts.append(m.group("d").rstrip("/"))
         t = (t[:m.start()] + t[m.end():]).strip()
     m = _COMPONENT_PHRASE.search(t)
-    if m and m.start() > 0 and len(component_label(m.group("c")).split()) >= 2:
+    if m and m.start() > 0 and len(m.group("c").split()) >= 2 and not re.match(
+            r"(?i)the\s+\S+$", m.group("c").strip()):
         parts.append(component_label(m.group("c")))
         t = (t[:m.start()] + t[m.end():]).strip()
     t = " ".join(t.split()).strip(" ,;:")
@@ -141,8 +151,12 @@ def find_context(text: str) -> tuple[Context, str]:
 
 
 def component_label(phrase: str) -> str:
+    """ "the billing service" -> "billing": the component's own name, without its kind, so
+    "in the orders service" and "for orders" name the same context."""
     words = [w.strip("`'\"").lower() for w in phrase.split()]
     words = [w for w in words if w not in ("the", "our", "a", "an")]
+    if len(words) >= 2 and COMPONENT_HEAD.search(" " + words[-1]):
+        words = words[:-1]
     return " ".join(words)
 
 

@@ -23,7 +23,7 @@ _STOP = frozenset((
     "the", "a", "an", "is", "are", "was", "on", "in", "of", "for", "to", "at", "by", "with",
     "and", "or", "our", "we", "it", "its", "…", "now", "value", "version", "uses", "per",
     "from", "as", "be", "this", "that", "runs", "run", "set", "default", "current", "new",
-    "old", "main", "all", "has", "have", "x", "s",
+    "old", "main", "all", "has", "have", "x", "s", "after", "out", "up", "gives", "is", "now",
 ))
 _WORD = re.compile(r"[a-z0-9][a-z0-9.+#]*")
 _CORE = re.compile(r"^v?(\d[\d.,]*\d|\d)(?:\s*(?P<unit>[a-zµ%/]+))?", re.I)
@@ -63,9 +63,24 @@ def _stem(w: str) -> str:
     return _ABBREV.get(w, w)
 
 
+# Attribute phrasings that name one attribute ("times out after" = timeout): folded before
+# the words of two key phrases are compared.
+_PHRASES = tuple((re.compile(p, re.I), r) for p, r in (
+    (r"\btimes?\s+out(?:\s+after)?\b|\btimeouts?\b", " timeout "),
+    (r"\b(?:listens|listening|serves|serving|bound|binds)\s+(?:on|to)(?:\s+port)?\b", " port "),
+    (r"\bgives?\s+up\s+after\b|\bmax(?:imum)?\b", " "),
+    (r"\b(?:retries|retry|attempts)\b", " retry "),
+    (r"\bexpires?\s+after\b|\bretention\b|\btime\s+to\s+live\b", " ttl "),
+    (r"\bruns?\s+(?:with|at)\b", " "),
+))
+
+
 def words(s: str | None) -> set[str]:
-    """Content words of a key phrase, abbreviations and plurals folded."""
-    return {_stem(w.strip(".")) for w in _WORD.findall((s or "").lower())} - _STOP
+    """Content words of a key phrase, attribute phrasings, abbreviations and plurals folded."""
+    t = (s or "").lower()
+    for rx, rep in _PHRASES:
+        t = rx.sub(rep, t)
+    return {_stem(w.strip(".")) for w in _WORD.findall(t)} - _STOP
 
 
 def value_core(v: str) -> tuple[str, str] | None:
