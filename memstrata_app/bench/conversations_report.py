@@ -156,7 +156,7 @@ def main(argv: list[str] | None = None) -> int:
 
     extractor = None
     if args.extractor:
-        from memstrata_app.engine.llm_tier import probe
+        from memstrata_app.engine.understand.llm_tier import probe
 
         model = args.extractor.removeprefix("ollama:")
         why = probe(model) if model else "give the model as --extractor ollama:MODEL"

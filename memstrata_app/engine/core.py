@@ -64,7 +64,7 @@ from .write import (
 from .write_ops import WriteOps
 
 if TYPE_CHECKING:
-    from .llm_tier import LlmTier
+    from .understand.llm_tier import LlmTier
 
 log = logging.getLogger(__name__)
 
@@ -144,7 +144,7 @@ class MemoryEngine(WriteOps):
     def enable_llm_tier(self, model: str, host: str | None = None, **kw: Any) -> bool:
         """Put the prose the rules can't structure to an Ollama model, in the background
         (llm_tier.py); False (and off) when no Ollama with that model answers."""
-        from .llm_tier import LlmTier
+        from .understand.llm_tier import LlmTier
 
         self.disable_llm_tier()
         tier = LlmTier(self, model, host, **kw)

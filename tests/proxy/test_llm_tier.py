@@ -1,4 +1,4 @@
-"""The Ollama tier (engine/llm_tier.py) against the stand-in with scripted structured replies.
+"""The Ollama tier (engine/understand/llm_tier.py) against the stand-in with scripted structured replies.
 
 Here rather than in tests/engine because the stand-in is an HTTP server (starlette), which
 the engine's own test environment does not have.
@@ -14,7 +14,7 @@ import ollama
 import pytest
 
 from memstrata_app.engine import Action, Status
-from memstrata_app.engine.llm_schema import CLAIMS_SCHEMA, JUDGE_SCHEMA
+from memstrata_app.engine.understand.llm_schema import CLAIMS_SCHEMA, JUDGE_SCHEMA
 from memstrata_app.settings import Settings, start_extraction
 from tests.proxy.conftest import closed_port
 from tests.support.ollama_standin import OllamaStandIn

@@ -11,14 +11,14 @@ from typing import TYPE_CHECKING
 import apsw
 import numpy as np
 
-from .extract import text_hash
-from .timeutil import to_ts
-from .types import Action, Assertion, AssertionId, Extraction, IngestAction, Status
-from .write import Statement, WriteContext, insert_row, key_subject
-from .write_ops import make_triple
+from ..extract import text_hash
+from ..timeutil import to_ts
+from ..types import Action, Assertion, AssertionId, Extraction, IngestAction, Status
+from ..write import Statement, WriteContext, insert_row, key_subject
+from ..write_ops import make_triple
 
 if TYPE_CHECKING:
-    from .core import MemoryEngine
+    from ..core import MemoryEngine
 
 TABLE = (
     "CREATE TABLE IF NOT EXISTS llm_tier ("

@@ -25,7 +25,19 @@ from urllib.parse import urlsplit
 import apsw
 import numpy as np
 
-from .extract import text_hash
+from ..extract import text_hash
+from ..timeutil import to_ts
+from ..types import (
+    Action,
+    Assertion,
+    AssertionId,
+    Extraction,
+    IngestAction,
+    IngestResult,
+    NotFound,
+    Status,
+)
+from ..write import Statement, WriteContext, key_label
 from .llm_ledger import TABLE, note, propose_update, reviewed, settle, write_claims
 from .llm_schema import (
     CLAIMS_SCHEMA,
@@ -38,21 +50,9 @@ from .llm_schema import (
     parse_claims,
     parse_verdict,
 )
-from .timeutil import to_ts
-from .types import (
-    Action,
-    Assertion,
-    AssertionId,
-    Extraction,
-    IngestAction,
-    IngestResult,
-    NotFound,
-    Status,
-)
-from .write import Statement, WriteContext, key_label
 
 if TYPE_CHECKING:
-    from .core import MemoryEngine
+    from ..core import MemoryEngine
 
 log = logging.getLogger(__name__)
 

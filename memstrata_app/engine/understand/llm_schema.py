@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from .understand.context import ENVIRONMENTS, PLATFORMS
+from .context import ENVIRONMENTS, PLATFORMS
 
 _NULLABLE_TEXT = {"type": ["string", "null"]}
 
