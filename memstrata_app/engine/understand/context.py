@@ -39,7 +39,9 @@ _ENV_PHRASE = re.compile(
     rf"|\s*,?\s*\b(?P<e3>locally|on\s+my\s+(?:machine|laptop|box))\b"
     rf"|^(?P<e4>prod|production|staging|stg|dev|qa|uat|local|preprod)(?=\s+[a-z`'\"])"
     rf"|(?<=\s)(?P<e5>prod|production|staging|preprod)(?=\s+[a-z`'\"])(?!\s+(?:is|are|was|"
-    rf"has|runs|uses|now)\b))",
+    rf"has|runs|uses|now)\b)"
+    rf"|(?<=\bthe\s)(?P<e6>dev|qa|uat|ci|local|sandbox)(?=\s+[a-z`'\"])(?!\s+(?:is|are|was|"
+    rf"has|runs|uses|now|team|dependenc|tool|loop|server)))",
     _I,
 )
 _PLATFORM_PHRASE = re.compile(

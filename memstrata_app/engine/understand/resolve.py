@@ -198,11 +198,18 @@ def value_kind(v: str) -> str:
     return "word"
 
 
-def _kinds_agree(a: str, b: str, relation: str) -> bool:
+def _kinds_agree(a: str, b: str, relations: tuple[str, ...], key_words: set[str]) -> bool:
+    """Two values of one slot have one shape; "8 replicas" fits a `replicas` slot holding
+    "6"; "16.2" fits a version slot holding "14"."""
     ka, kb = value_kind(a), value_kind(b)
     if ka == kb:
         return True
-    return relation == "version" and {ka, kb} <= {"int", "version"}
+    if "version" in relations and {ka, kb} <= {"int", "version"}:
+        return True
+    if {ka, kb} & {"int"} and any(k.startswith("num:") for k in (ka, kb)):
+        unit = value_core(a if ka != "int" else b)
+        return bool(unit and unit[1] and _stem(unit[1]) in key_words)
+    return False
 
 
 def alias(q: Query, tr: Triple) -> Resolution:
@@ -223,7 +230,9 @@ def alias(q: Query, tr: Triple) -> Resolution:
     fits = [r for r in rows
             if mine <= (words(r[2]) | words(r[4].replace("_", " ")))
             and not _OTHER_VALUE.search(r[2])
-            and r[4] not in _MULTI_HINT and _kinds_agree(r[5], tr.object_norm, r[4])]
+            and r[4] not in _MULTI_HINT
+            and _kinds_agree(r[5], tr.object_norm, (r[4], tr.relation_norm),
+                             words(r[2]) | words(r[4].replace("_", " ")))]
     same = [r for r in fits if r[6] == tr.context]
     pool = same if same or tr.context else fits
     cands = _candidates(pool)
