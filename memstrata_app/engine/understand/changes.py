@@ -106,15 +106,15 @@ RIP_OUT = re.compile(
 TOOK_OVER = re.compile(
     rf"^(?P<who>[A-Z][\w.\-]*(?:\s+[A-Z][\w.\-]*)?|the\s+[\w\-]+\s+team)\s+{_AUX}"
     rf"(?:took|takes|taking|has\s+taken)\s+over\s+(?:(?:ownership|responsibility)\s+(?:of|for)\s+)?"
-    rf"(?:the\s+)?(?P<thing>[^,;]+?){_END}",
+    rf"(?:the\s+)?(?P<thing>[^,;]+?)(?:\s+from\s+(?P<old>@?[A-Z][\w.\-]*|@[\w.\-]+))?{_END}",
     _I,
 )
 HANDED = re.compile(
     rf"^{_WHO}{_AUX}(?:handed|handing|hand|passed|passing|gave|giving|transferred|"
     rf"transferring|reassigned|reassigning)\s+(?:(?:ownership|responsibility)\s+"
     rf"(?:of|for)\s+)?(?:the\s+)?(?P<thing>[^,;]+?)\s+(?:over\s+)?(?:to)\s+"
-    rf"(?P<who>[A-Z][\w.\-]*(?:\s+[A-Z][\w.\-]*)?|the\s+[\w\-]+\s+team|[a-z]+\s+team)"
-    rf"(?:'s\s+team)?{_END}",
+    rf"(?P<who>[A-Z][\w.\-]*(?:\s+[A-Z][\w.\-]*)?|the\s+[\w\-]+\s+team|[a-z]+\s+team|"
+    rf"@[\w.\-/]+)(?:'s\s+team)?{_END}",
     _I,
 )
 POSSESSIVE = re.compile(
@@ -128,6 +128,14 @@ ON_CALL = re.compile(
     r"|(?:the\s+)?(?:on[\s-]?call|pager)(?:\s+(?:person|engineer|rotation))?\s*(?::|is|=)\s*"
     r"(?:now\s+)?(?P<w2>[A-Z][\w\-]*)\b)"
 )
+_ON_CALL_THING = re.compile(r"^(?:the\s+)?(?:on[\s-]?call|pager|pager\s+duty|rotation)$", _I)
+_TEAM = r"(?:@[\w.\-/]+|[A-Z][\w.\-]*(?:\s+[A-Z][\w.\-]*)?|the\s+[\w\-]+(?:\s+[\w\-]+)?\s+team)"
+# "payments moved under the checkout team", "finance models were transferred to @fin-data"
+MOVED_UNDER = re.compile(
+    rf"^(?:the\s+)?(?P<thing>[^,;]+?)\s+(?:(?:was|were|is|are|got|has\s+been|have\s+been)\s+)?"
+    rf"(?:moved\s+(?:under|over\s+to)|transferred\s+to|reassigned\s+to|handed\s+(?:over\s+)?to|"
+    rf"passed\s+(?:over\s+)?to|now\s+(?:sits|lives)\s+(?:under|with))\s+(?P<who>{_TEAM})"
+    rf"(?:'s\s+team)?{_END}")
 BELONGS = re.compile(
     rf"^(?:the\s+)?(?P<thing>[^,;]+?)\s+(?:now\s+)?(?:belongs|belong)\s+to\s+"
     rf"(?P<who>[A-Z][\w.\-]*(?:\s+[A-Z][\w.\-]*)?|the\s+[\w\-]+(?:\s+[\w\-]+)?\s+team|"
@@ -208,8 +216,16 @@ def find_change(text: str, doc: Any = None) -> Change | None:
                       relation="on_call")
     m = TOOK_OVER.match(text)
     if m:
+        thing = _clean_value(m.group("thing"))
+        if _ON_CALL_THING.match(thing):  # "Sam took over on-call from Dana"
+            return Change("rotation", _who(m.group("who")), m.group("old"), "parse:on_call",
+                          relation="on_call")
+        return Change(thing, _who(m.group("who")), m.group("old"), "parse:took_over",
+                      relation="owner")
+    m = MOVED_UNDER.match(text)
+    if m:
         return Change(_clean_value(m.group("thing")), _who(m.group("who")), None,
-                      "parse:took_over", relation="owner")
+                      "parse:handed_over", relation="owner")
     m = HANDED.match(text)
     if m and not _looks_like_value(m.group("who")):
         return Change(_clean_value(m.group("thing")), _who(m.group("who")), None,

@@ -23,7 +23,7 @@ from ..slots import frame_extraction
 from ..types import Extraction
 from .changes import Change, find_change
 from .context import COMPONENT_HEAD, Context, component_label, find_context
-from .discourse import COMMIT_LIKE, Utterance, classify
+from .discourse import COMMIT_LIKE, HEDGE, NEGATED_PAST, PLAN, Utterance, classify
 from .parse import VERB_TAGS, parse_many
 
 _I = re.IGNORECASE
@@ -72,7 +72,9 @@ def read(sentences: Sequence[str], at: datetime | Sequence[datetime], *,
 def _claims(sentence: str, u: Utterance, doc: Any, at: datetime) -> list[Extraction]:
     out: list[Extraction] = []
     inherited = Context()
-    for part in split_claims(u.core, doc):
+    for i, part in enumerate(split_claims(u.core, doc)):
+        if i and (HEDGE.search(part) or (PLAN.search(part) and not NEGATED_PAST.search(part))):
+            continue  # "X is 5, but we'll move to 6 next week": the plan is not a claim
         ctx, text = find_context(part)
         ctx = ctx.merged(inherited) if not ctx.parts else ctx
         if ctx.parts:
@@ -188,10 +190,18 @@ def _finish(ex: Extraction, sentence: str, ctx: Context, text: str) -> Extractio
             rel = "port"
         elif VERSION_RE.match(obj) and ("." in obj or obj[:1] in "vV"):
             rel = "version"
+    conf = ex.confidence
+    if conf < 0.7 and _ROLE.search(subj) and _PERSON.match(obj):
+        conf = 0.7  # "primary on-call for infra is Grace": a role held by a named person
     context = "; ".join(dict.fromkeys(p for p in parts if p))
     change = ex.method.startswith("parse:") or bool(_CHANGE_WORDS.search(text))
     return replace(ex, subject=subj, relation=rel, object=obj, sentence=sentence,
-                   context=context, change=change)
+                   context=context, change=change, confidence=conf)
+
+
+_ROLE = re.compile(r"\b(?:on[\s_-]?call|oncall|owner|lead|maintainer|reviewer|dri|pager|"
+                   r"manager|contact|captain|champion|steward)\b", _I)
+_PERSON = re.compile(r"^(?:@[\w.\-/]+|[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)$")
 
 
 _CHANGE_WORDS = re.compile(r"\b(?:now|these\s+days|from\s+now\s+on|anymore|any\s+more|"

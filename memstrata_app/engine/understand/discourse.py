@@ -68,7 +68,7 @@ REQUEST = re.compile(
 COMMIT_LIKE = re.compile(
     r"^(?:[A-Z][a-z]+)\s+\S.*\b(?:from\s+\S+\s+to\s+\S+|to\s+v?\d[\w.\-]*)\s*(?:\(#\d+\))?$")
 
-_HEDGE = re.compile(
+HEDGE = re.compile(
     r"\b(?:maybe|perhaps|possibly|probably|might|could|should|would|i'?d|we'?d|"
     r"i\s+think\s+(?:we|it)|thinking\s+(?:about|of)|consider(?:ing)?|propos(?:e|al|ing)|"
     r"suggest(?:ion|ing)?|what\s+if|how\s+about|not\s+sure|unsure|not\s+decided|undecided|"
@@ -77,14 +77,19 @@ _HEDGE = re.compile(
     r"considering|prefer(?:ably)?|ideally|hopefully|in\s+theory)\b",
     _I,
 )
-_PLAN = re.compile(
+PLAN = re.compile(
     r"\b(?:will|we'?ll|i'?ll|it'?ll|they'?ll|going\s+to|gonna|plan(?:ning)?\s+to|"
     r"planned|want\s+to|wanna|need\s+to|needs\s+to|have\s+to|has\s+to|hoping\s+to|"
     r"about\s+to|eventually|someday|at\s+some\s+point|next\s+(?:week|sprint|month|quarter|year)|"
     r"on\s+the\s+roadmap|todo|to-?do|later\s+this)\b",
     _I,
 )
-_NEGATED_PAST = re.compile(r"\b(?:didn'?t|did\s+not|never|wasn'?t|weren'?t)\b", _I)
+NEGATED_PAST = re.compile(r"\b(?:didn'?t|did\s+not|never|wasn'?t|weren'?t)\b", _I)
+
+
+# a sentence's kind is its first clause's: "handing auth over to Lee, Marco's moving to the
+# data team next week" states a handover; the plan in the second clause is not a claim
+_FIRST_CLAUSE = re.compile(r"\s*[;]\s+|,\s+(?=(?:[A-Z]\w*'s|\w+\s+(?:is|are|was|has))\b)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,9 +140,10 @@ def classify(sentence: str, *, commit: bool = False) -> Utterance:
     if QUESTION_START.match(core) and _inverted(core):
         return Utterance("question", core, "a question (no question mark)")
     head = _REASON.split(strip_wrappers(raw))[0] if _REASON.search(raw) else core
-    if _HEDGE.search(head):
+    head = _FIRST_CLAUSE.split(head)[0]
+    if HEDGE.search(head):
         return Utterance("hedge", core, "a hedge or proposal: kept as a note, retires nothing")
-    if _PLAN.search(head) and not _NEGATED_PAST.search(head):
+    if PLAN.search(head) and not NEGATED_PAST.search(head):
         return Utterance("plan", core, "a plan, not yet done: kept as a note, retires nothing")
     return Utterance("statement", core, "")
 
