@@ -26,7 +26,13 @@ from .types import (
     NotFound,
     Status,
 )
-from .understand.resolve import Resolution, alias, renamed_values, resolve
+from .understand.resolve import (
+    Resolution,
+    alias,
+    renamed_values,
+    resolve,
+    reverted_value,
+)
 from .write import (
     PlaceFn,
     Statement,
@@ -103,6 +109,12 @@ class WriteOps:
 
     def _apply_extraction(self, ctx: WriteContext, st: Statement,
                           ex: Extraction) -> list[IngestAction]:
+        if ex.method == "parse:revert" and not ex.object:
+            before = reverted_value(ctx.q, make_triple(ex.subject, ex.relation, ex.old_object or "",
+                                                       ctx.vocabulary, ex.context))
+            if before is None:
+                return self.write_statement(ctx, replace(st, extractions=()))
+            ex = replace(ex, object=before, old_object=None, rollback=False)
         tr = make_triple(ex.subject, ex.relation, ex.object, ctx.vocabulary, ex.context)
         tr = replace(tr, subject_norm=key_subject(ctx.q, tr.subject_norm, tr.relation_norm,
                                                   tr.context))

@@ -1,4 +1,5 @@
-"""The Ollama tier (engine/understand/llm_tier.py) against the stand-in with scripted structured replies.
+"""The Ollama tier (engine/understand/llm_tier.py) against the stand-in with scripted
+structured replies.
 
 Here rather than in tests/engine because the stand-in is an HTTP server (starlette), which
 the engine's own test environment does not have.

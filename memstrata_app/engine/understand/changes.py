@@ -190,8 +190,35 @@ def _clean_value(v: str) -> str:
     return v.strip()
 
 
+_REVERT = re.compile(
+    r"^(?:revert(?:ed|s|ing)?|undo|undid|rolled\s+back)\s+[\"“'](?P<inner>.+)[\"”']$", _I)
+_RENOVATE_NOUN = re.compile(r"^(?:dependency|module|package|plugin|helm\s+release|docker\s+tag|"
+                            r"image|action|crate|gem)\s+", _I)
+_RENOVATE_TAIL = re.compile(r"\s+(?:action|docker\s+tag|digest|image|monorepo|packages?|"
+                            r"in\s+go\.mod|in\s+[\w.\-/]+\.(?:toml|json|ya?ml|lock|mod|txt))$",
+                            _I)
+
+
 def find_change(text: str, doc: Any = None) -> Change | None:
     """The change a claim states, if it states one."""
+    m = _REVERT.match(text)
+    if m:  # 'Revert "bump axios from 1.6.8 to 1.7.2"': the value before the reverted change
+        from .discourse import commit_subject
+
+        inner = find_change(commit_subject(m.group("inner")) or m.group("inner"))
+        if inner and inner.thing and inner.new and not inner.removal:
+            return Change(inner.thing, inner.old or "", inner.new, "parse:revert",
+                          relation=inner.relation, rollback=True)
+        return None
+    ch = _find_change(text, doc)
+    if ch is not None and ch.thing and ch.method == "parse:change":
+        thing = _RENOVATE_TAIL.sub("", _RENOVATE_NOUN.sub("", ch.thing)).strip()
+        if thing and thing != ch.thing:
+            ch = Change(thing, ch.new, ch.old, ch.method, ch.relation, ch.removal, ch.rollback)
+    return ch
+
+
+def _find_change(text: str, doc: Any = None) -> Change | None:
     m = ROLLBACK.match(text)
     if m and not re.search(r"\bfrom\b", m.group("mid"), _I):
         return Change(_thing(m.group("pre"), m.group("mid")), _clean_value(m.group("new")),
@@ -275,6 +302,9 @@ def _verb_governs(doc: Any, verb: str) -> bool:
     if doc is None:
         return True
     first = verb.split()[0].lower()
+    toks = [t for t in doc if not t.is_punct]
+    if toks and toks[0].lower_ == first:
+        return True  # leads the clause: an imperative or a commit subject
     for t in doc:
         if t.lower_ == first:
             return t.tag_.startswith("VB") or t.dep_ in ("ROOT", "conj", "advcl", "xcomp")

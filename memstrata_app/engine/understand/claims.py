@@ -60,7 +60,7 @@ def read(sentences: Sequence[str], at: datetime | Sequence[datetime], *,
             out.append(Reading(s, u.kind, u.reason))
             continue
         doc = docs.get(i)
-        if doc is not None and _imperative(doc) and not commit and not _has_values(u.core):
+        if doc is not None and not u.commit and _imperative(doc) and not _has_values(u.core):
             out.append(Reading(s, "request", "an instruction to the assistant, not a statement"))
             continue
         exts = _claims(s, u, doc, ats[i])
@@ -113,6 +113,12 @@ def _from_change(ch: Change, text: str) -> list[Extraction]:
             return []
         return [Extraction(subject=old, relation="", object=old, sentence=text, confidence=0.8,
                            method=ch.method, removal=True, old_object=old, by_value=True)]
+    if ch.method == "parse:revert" and not new and old:
+        # the value before the reverted one is looked up in the key's history
+        got = _from_change(Change(ch.thing, old, None, "parse:change", ch.relation), text)
+        return [replace(e, object="", old_object=e.object, rollback=True, method=ch.method,
+                        relation="version" if e.relation == "value" and VERSION_RE.match(
+                            e.object) else e.relation) for e in got]
     if not new or len(new.split()) > 6:
         return []
     thing = ch.thing

@@ -92,6 +92,43 @@ NEGATED_PAST = re.compile(r"\b(?:didn'?t|did\s+not|never|wasn'?t|weren'?t)\b", _
 _FIRST_CLAUSE = re.compile(r"\s*[;]\s+|,\s+(?=(?:[A-Z]\w*'s|\w+\s+(?:is|are|was|has))\b)")
 
 
+# Commit subjects as tools and bots write them: Conventional Commits types, gitmoji, a
+# "(#123)" pull-request suffix, Dependabot's and Renovate's wording, merges and reverts.
+_CC_TYPE = re.compile(
+    r"^(?:feat|fix|chore|build|ci|docs|refactor|perf|test|tests|style|revert|deps|release|"
+    r"security|upgrade|bump)(?:\([^)]*\))?!?:\s*", _I)
+_GITMOJI = re.compile(r"^(?::[a-z_]+:|[\U0001f300-\U0001faff\u2600-\u27bf\u2b06\u2b07\ufe0f])+\s*")
+_PR_SUFFIX = re.compile(r"\s*\((?:#\d+|[0-9a-f]{7,40})\)\s*$", _I)
+_DEPENDABOT_MERGE = re.compile(
+    r"^Merge pull request #\d+ from [\w.\-]+/dependabot/[\w\-]+/(?:[\w.\-/]+/)?"
+    r"(?P<name>[@\w.\-]+?)-(?P<ver>v?\d[\w.\-]*)$")
+_BOT_SUBJECT = re.compile(
+    r"^(?:Bump|Update|Upgrade|Pin|Downgrade|Revert)\s+\S.*\b(?:from\s+\S+\s+to|to)\s+v?\d"
+    r"|^Revert\s+\"|^Merge pull request #\d+")
+
+
+def commit_subject(text: str) -> str | None:
+    """The statement a commit subject makes, with its decorations removed; None when the
+    text does not read as a commit subject."""
+    t = text.strip()
+    had = False
+    m = _DEPENDABOT_MERGE.match(t)
+    if m:
+        return f"bump {m.group('name')} to {m.group('ver')}"
+    for rx in (_GITMOJI, _CC_TYPE):
+        m = rx.match(t)
+        if m and m.end() > 0:
+            had = True
+            t = t[m.end():]
+    m = _PR_SUFFIX.search(t)
+    if m:
+        had = True
+        t = t[:m.start()]
+    if not had and not _BOT_SUBJECT.match(t):
+        return None
+    return t.strip() or None
+
+
 @dataclass(frozen=True, slots=True)
 class Utterance:
     """What kind of sentence this is, and the text left once discourse is removed."""
@@ -99,6 +136,10 @@ class Utterance:
     kind: str  # statement | question | request | hedge | plan
     core: str  # the sentence without wrappers and reasons
     reason: str  # why it is (not) treated as a statement, for the user
+
+    @property
+    def commit(self) -> bool:
+        return self.reason == "commit subject"
 
 
 def strip_wrappers(text: str) -> str:
@@ -129,10 +170,12 @@ def strip_reason(text: str) -> str:
 
 def classify(sentence: str, *, commit: bool = False) -> Utterance:
     """Kind of utterance. `commit`: the text is a commit subject (always a statement)."""
+    subject = commit_subject(sentence.replace("➡", "→"))
+    if subject is not None or commit:
+        core = (subject if subject is not None else sentence).strip().rstrip(" .!;,")
+        return Utterance("statement", core, "commit subject")
     raw = " ".join(_EMOJI.sub(" ", sentence.replace("➡", "→")).split())
     core = strip_reason(strip_wrappers(raw)).rstrip(" .!;,")
-    if commit:
-        return Utterance("statement", core, "commit subject")
     if REQUEST.match(core):
         return Utterance("request", core, "a request to the assistant, not a statement")
     if raw.rstrip(" \"')]").endswith("?") or raw.rstrip().endswith("?!"):

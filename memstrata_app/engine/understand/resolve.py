@@ -333,3 +333,15 @@ def renamed_values(q: Query, old_name: str, t: float, context: str) -> tuple[lis
               (t, core))
     plain = [p for p in plain if token.search(p[1].casefold())]
     return keyed[:5], plain if len(plain) == 1 else []
+
+
+def reverted_value(q: Query, tr: Triple) -> str | None:
+    """The value a key held before `tr.object`, when `tr.object` is its current value
+    ('Revert "upgrade torch to 2.4.0"' puts back what 2.4.0 replaced)."""
+    cur = q("SELECT id, object_norm FROM assertions WHERE key=? AND status='active'", (tr.key,))
+    for row_id, obj in cur:
+        if same_value(obj, tr.object_norm):
+            prev = q("SELECT object FROM assertions WHERE superseded_by=? AND key=?"
+                     " ORDER BY valid_from DESC LIMIT 1", (row_id, tr.key))
+            return prev[0][0] if prev else None
+    return None
