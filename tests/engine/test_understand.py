@@ -166,3 +166,17 @@ def test_approving_a_held_claim_keeps_its_context(engine):
     assert engine.get(held.assertion_id).context == "prod"
     assert [a.object for a in engine.history("API", "rate_limit", context="prod")] == [
         "120 requests/min", "300 requests/min"]
+
+
+def test_a_revert_puts_back_the_value_before(engine):
+    engine.ingest("⬆️ upgrade torch to 2.3.1", at=day(0))
+    engine.ingest("⬆️ upgrade torch to 2.4.0 (#77)", at=day(1))
+    (act,) = engine.ingest('Revert "⬆️ upgrade torch to 2.4.0" (#81)', at=day(2)).actions
+    assert act.action is Action.SUPERSEDED and act.object == "2.3.1"
+
+
+def test_a_dependabot_merge_names_the_new_version(engine):
+    engine.ingest("chore(deps): bump django from 4.2.11 to 5.0.6 (#228)", at=day(0))
+    (act,) = engine.ingest("Merge pull request #231 from acme/dependabot/pip/django-5.0.7",
+                           at=day(1)).actions
+    assert act.action is Action.SUPERSEDED and act.object == "5.0.7"
