@@ -61,6 +61,7 @@ class Extraction:
     rollback: bool = False  # "rolled back to X": X is an earlier value of the key
     by_value: bool = False  # no subject said: the key is found through `old_object`
     change: bool = False  # the claim says something changed ("moved to", "is … now")
+    broad: bool = False  # "everywhere", "in all environments": would reach every context
 
 
 @dataclass(frozen=True, slots=True)

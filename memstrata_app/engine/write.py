@@ -256,3 +256,13 @@ def would_close(ctx: WriteContext, tr: Triple, t: float, removal: bool) -> list[
     if tr.cardinality is Cardinality.MULTI:
         return []
     return [r[0] for r in rows if r[3] != tr.object_norm]
+
+
+def other_contexts(ctx: WriteContext, tr: Triple, t: float) -> list[tuple[int, str]]:
+    """(id, context) of the values valid at `t` for the same subject and relation in other
+    contexts than `tr`'s, holding another value: what "… everywhere now" would reach."""
+    rows = ctx.q(
+        "SELECT id, COALESCE(context, ''), object_norm, key FROM assertions WHERE"
+        " subject_norm=? AND relation_norm=? AND status='active' AND valid_from <= ?",
+        (tr.subject_norm, tr.relation_norm, t))
+    return [(r[0], r[1]) for r in rows if r[3] != tr.key and r[2] != tr.object_norm]

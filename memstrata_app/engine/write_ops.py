@@ -44,9 +44,12 @@ from .write import (
     insert_row,
     key_label,
     key_subject,
+    other_contexts,
     reinforce,
     would_close,
 )
+
+BROAD_REVIEW = "stated for every context:"
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -156,6 +159,11 @@ class WriteOps:
                                 vector=st.vector)
             return [IngestAction(Action.PROSE, row_id, st.sentence,
                                  reason=f"nothing active holds {ex.old_object}: kept as text")]
+        if ex.broad and not removal:
+            others = other_contexts(ctx, tr, t)
+            if others:  # "everywhere now": the narrower values are retired only on approval
+                names = ", ".join(f"#{i} ({c or 'unqualified'})" for i, c in others[:6])
+                return hold(f"{BROAD_REVIEW} would retire {names} — approve?")
         if ex.confidence < ctx.threshold:
             closes = would_close(ctx, tr, t, removal)
             return hold("low confidence" + ("; would retire " + ", ".join(
@@ -251,6 +259,14 @@ class WriteOps:
                 return AssertionId(assertion_id)
 
             act = apply_triple(ctx, trr, t, a.reason == "removal", place)
+            if (a.reason or "").startswith(BROAD_REVIEW):
+                retired = list(act.retired)
+                for row_id, _c in other_contexts(ctx, trr, t):
+                    close_row(ctx, row_id, t, assertion_id, f"superseded by #{assertion_id}"
+                              " (stated for every context)", Status.SUPERSEDED)
+                    retired.append(AssertionId(row_id))
+                act = replace(act, action=Action.SUPERSEDED if retired else act.action,
+                              retired=tuple(retired))
             if act.assertion_id != assertion_id:  # reinforced an existing row instead
                 ctx.conn.execute(
                     "UPDATE assertions SET status='rejected', retired_at=?, reason=? WHERE id=?",

@@ -180,3 +180,15 @@ def test_a_dependabot_merge_names_the_new_version(engine):
     (act,) = engine.ingest("Merge pull request #231 from acme/dependabot/pip/django-5.0.7",
                            at=day(1)).actions
     assert act.action is Action.SUPERSEDED and act.object == "5.0.7"
+
+
+def test_a_broad_statement_asks_before_retiring_narrower_ones(engine):
+    engine.ingest("The API rate limit in staging is 30 requests/min.", at=day(0))
+    engine.ingest("The API rate limit in prod is 120 requests/min.", at=day(0))
+    (held,) = engine.ingest("The API rate limit is 200 requests/min everywhere now.",
+                            at=day(1)).actions
+    assert held.action is Action.QUARANTINED and "would retire" in held.reason
+    assert len(active_texts(engine)) == 2  # nothing retired before approval
+    act = engine.approve(held.assertion_id)
+    assert len(act.retired) == 2
+    assert active_texts(engine) == {"The API rate limit is 200 requests/min everywhere now."}

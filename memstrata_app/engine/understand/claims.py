@@ -80,7 +80,8 @@ def _claims(sentence: str, u: Utterance, doc: Any, at: datetime) -> list[Extract
         if ctx.parts:
             inherited = Context(ctx.parts)
         for ex in _one_claim(text, doc, at):
-            out.append(_finish(ex, sentence, ctx, text))
+            fin = _finish(ex, sentence, ctx, text)
+            out.append(replace(fin, broad=True) if ctx.broad and not fin.context else fin)
     seen: set[tuple[str, str, str, str]] = set()
     uniq = []
     for e in out:
