@@ -2,7 +2,7 @@
 
 Two kinds of data, both under `bench/data/`:
 - stories (`stories/NAME.tsv` + `NAME_probes.json`): long chats with probes only;
-- items files (`conversations/dev.json`, `heldout.json`): short chats, each with probes and
+- items files (`conversations/dev.json`, `heldout.json`, `heldout2.json`): short chats, each with probes and
   a `final` classification of its lines, which also scores the write path (false and
   missed retirements, lines left in review, hedges stored as facts).
 Each story or item gets its own ledger; a plain cosine store over every turn is the baseline.
@@ -25,7 +25,7 @@ import numpy as np
 from .systems import CachedEmbedder, VectorRag
 
 DATA = Path(__file__).parent / "data"
-ITEM_SETS = ("dev", "heldout")
+ITEM_SETS = ("dev", "heldout", "heldout2")
 SETS = ("stories", *ITEM_SETS)
 FINAL_KINDS = ("active", "retired", "not_facts", "mixed")
 RETIRED = {"superseded", "retracted"}  # closed by a later statement or a removal
