@@ -19,7 +19,7 @@ SLOT_CONFIDENCE = 0.7
 MIN_FRAME_WORDS = 3
 
 _UNITS = (r"(?:ms|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|days?|"
-          r"weeks?|kb|mb|gb|tb|kib|mib|gib|%|percent|rps|qps|req/s|requests?|x|cores?|"
+          r"weeks?|kb|mb|gb|tb|kib|mib|gib|g|gi|mi|ki|k|%|percent|rps|qps|req/s|requests?|x|cores?|"
           r"threads?|workers?|replicas?|connections?|items?|rows?|bytes?)")
 _SLOT = re.compile(
     r"`[^`]+`"  # code

@@ -12,6 +12,7 @@ import numpy as np
 
 from .embedders import Embedder, resolve_embedder
 from .extract import normalize_entity, normalize_object, normalize_relation, text_hash
+from .privacy import flag_secret_rows, redact_record
 from .store import COLUMNS, row_to_assertion
 from .timeutil import parse_time, to_ts
 from .types import (
@@ -126,6 +127,8 @@ class WriteOps:
         if ex.old_object or ex.rollback:
             res = resolve(ctx.q, tr, old=ex.old_object, rollback=ex.rollback,
                           by_value=ex.by_value, t=t)
+            if ex.rollback and not res.via and not res.candidates and not ex.by_value:
+                res = alias(ctx.q, tr)  # "back to cloudfront for the storefront"
         elif ex.change and not ex.removal and tr.cardinality is Cardinality.SINGLE:
             res = alias(ctx.q, tr)
         else:
@@ -355,6 +358,7 @@ class WriteOps:
         for i, r in enumerate(recs):
             if not isinstance(r, dict) or not isinstance(r.get("text"), str):
                 raise EngineError(f"record {i + 1} is not an exported ledger row (no 'text')")
+        recs = [redact_record(r) for r in recs]  # secrets never enter, whatever the way in
         if self.count_assertions() > 0:
             items = [(r["text"], parse_time(r["valid_from"]) if r.get("valid_from") else None)
                      for r in sorted(recs, key=lambda r: r.get("valid_from") or "")
@@ -379,6 +383,7 @@ class WriteOps:
                     valid_to=_ts(r.get("valid_to")), vector=v, triple=tr,
                     reason=r.get("reason"))
                 id_map[int(r.get("id", new))] = new
+                flag_secret_rows(ctx.conn, [new], ctx.now)
             for r in recs:
                 if r.get("superseded_by") is not None and int(r["id"]) in id_map:
                     ctx.conn.execute("UPDATE assertions SET superseded_by=? WHERE id=?",
@@ -404,7 +409,8 @@ class WriteOps:
                 cancel: threading.Event | None = None) -> int:
         """Re-embed every row with another embedder; all or nothing (cancel changes nothing)."""
         emb = resolve_embedder(embedder)
-        rows = self._readers.query("SELECT id, text FROM assertions ORDER BY id")
+        rows = self._readers.query(  # a purged row has no text and keeps no vector
+            "SELECT id, text FROM assertions WHERE text_hash != 'purged' ORDER BY id")
         texts = sorted({t for _, t in rows})
         vecs = dict(zip(texts, self._embed_batches(texts, progress, cancel, emb), strict=True))
         dim = emb.dim

@@ -89,6 +89,24 @@ ROLLBACK = re.compile(
     rf"{_END}",
     _I,
 )
+# "we're back on cloudfront for the storefront", "physics is back on Havok"
+BACK_ON = re.compile(
+    rf"^(?:(?:we'?re|we\s+are|it'?s|they'?re|we\s+went)\s+|(?P<pre>.+?)\s+(?:is|are|went)\s+)"
+    rf"(?P<mid>)back\s+(?:on|to|with|at)\s+(?:the\s+)?{_v('new')}{_END}", _I)
+# "restored the 100 ms advertising interval", "reinstated `release` as the deploy branch"
+RESTORED = re.compile(
+    r"^(?:we\s+)?(?:restored|reinstated|brought\s+back|put\s+back)\s+(?:the\s+)?"
+    r"(?P<new>`[^`]+`|v?\d[\w.]*(?:\s?[a-zµ%]+)?)\s+(?P<thing>[a-z][\w\- ]{2,40}?)\s*$", _I)
+_FOR_TAIL = re.compile(r"^\s*(?:for|on|in)\s+(?:the\s+|our\s+)?(?P<t>[\w.\-]+(?:\s+[\w.\-]+)?)"
+                       r"\s*(?:$|[,;—(])", _I)
+
+
+def _for_tail(tail: str) -> str:
+    """ "back to Havok for physics": the thing named after the value."""
+    m = _FOR_TAIL.match(tail)
+    return m.group("t") if m else ""
+
+
 # "New Relic is gone", "ripped out X", "removed X", "X is dead"
 GONE = re.compile(
     rf"^(?:the\s+)?{_v('old')}\s*(?:is|are|has\s+been|was|got|'s)\s+(?:gone|dead|removed|"
@@ -219,10 +237,15 @@ def find_change(text: str, doc: Any = None) -> Change | None:
 
 
 def _find_change(text: str, doc: Any = None) -> Change | None:
-    m = ROLLBACK.match(text)
+    m = ROLLBACK.match(text) or BACK_ON.match(text)
     if m and not re.search(r"\bfrom\b", m.group("mid"), _I):
-        return Change(_thing(m.group("pre"), m.group("mid")), _clean_value(m.group("new")),
-                      None, "parse:rollback", rollback=True)
+        thing = _thing(m.group("pre") or "", m.group("mid") or "") or _for_tail(text[m.end():])
+        return Change(thing, _clean_value(m.group("new")), None, "parse:rollback",
+                      rollback=True)
+    m = RESTORED.match(text)
+    if m:
+        return Change(_clean_value(m.group("thing")), _clean_value(m.group("new")), None,
+                      "parse:rollback", rollback=True)
     for rx, method in ((REPLACE, "parse:replace"), (REPLACED_BY, "parse:replace")):
         m = rx.match(text)
         if m:

@@ -200,12 +200,23 @@ def _finish(ex: Extraction, sentence: str, ctx: Context, text: str) -> Extractio
     conf = ex.confidence
     if conf < 0.7 and _ROLE.search(subj) and _PERSON.match(obj):
         conf = 0.7  # "primary on-call for infra is Grace": a role held by a named person
+    elif conf < 0.7 and _CATEGORY.search(subj) and _PRODUCT.match(obj):
+        conf = 0.7  # "physics middleware is Havok": a slot that takes a product's name
     context = "; ".join(dict.fromkeys(p for p in parts if p))
     change = ex.method.startswith("parse:") or bool(_CHANGE_WORDS.search(text))
     return replace(ex, subject=subj, relation=rel, object=obj, sentence=sentence,
                    context=context, change=change, confidence=conf)
 
 
+_CATEGORY = re.compile(
+    r"\b(?:middleware|engine|library|lib|framework|tool|tooling|provider|backend|client|"
+    r"database|db|cdn|broker|queue|cache|orm|runner|linter|formatter|bundler|registry|"
+    r"manager|platform|apm|monitoring|tracing|logging|analytics|auth|idp|sdk|driver|"
+    r"toolchain|compiler|runtime|server|proxy|gateway|orchestrator|scheduler|store|storage|"
+    r"vendor|host|hosting|dns|ci|cd|vcs|editor|ide|ingress(?:\s+controller)?|controller|"
+    r"mesh|firewall|waf|emulator|simulator|renderer|bootloader|os|rtos|mcu|chip|soc|imu|"
+    r"sensor|model|llm|embedder|tracker|board)\s*$", _I)
+_PRODUCT = re.compile(r"^[`'\"]?[A-Za-z@][\w.+\-/@]*(?:\s+[A-Za-z0-9][\w.+\-]*){0,2}[`'\"]?$")
 _ROLE = re.compile(r"\b(?:on[\s_-]?call|oncall|owner|lead|maintainer|reviewer|dri|pager|"
                    r"manager|contact|captain|champion|steward)\b", _I)
 _PERSON = re.compile(r"^(?:@[\w.\-/]+|[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)$")

@@ -107,7 +107,8 @@ class Context:
 
 # a clause left ending like this lost its value, not a qualifier
 _VALUE_SLOT_LEFT = re.compile(
-    r"(?:\b(?:to|into|onto|in|on|at|from|is|are|was|be|=|:|uses?|runs?)|[:=])\s*$", _I)
+    r"(?:\b(?:to|into|onto|in|at|from|is|are|was|be|uses?|runs?|(?:runs|deployed|hosted|lives)"
+    r"\s+on)|[:=])\s*$", _I)
 
 _WHEN = re.compile(
     r"\s*,?\s*\b(?:(?:this|next|last)\s+(?:week|sprint|month|rotation|cycle)|today|tonight|"
