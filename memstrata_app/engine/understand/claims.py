@@ -92,9 +92,26 @@ def _claims(sentence: str, u: Utterance, doc: Any, at: datetime) -> list[Extract
     return uniq
 
 
+_ROLE_WORDS = (r"(?:[\w\-]+\s+)?(?:lead|owner|manager|maintainer|on[\s-]?call|oncall|dri|"
+               r"captain|reviewer|point\s+of\s+contact|contact)")
+# "Sasha is tech lead now" / "Noor handed art lead to Jae-won": said the other way round from
+# "tech lead is Ivo"; rewritten to that shape so both reach one key
+_PERSON_IS_ROLE = re.compile(
+    rf"^(?P<who>@?[A-Z][\w\-]*)\s+(?:is|'s)\s+(?:the\s+)?(?:new\s+)?(?:acting\s+)?"
+    rf"(?P<role>{_ROLE_WORDS})(?:\s+(?:now|again|from\s+now\s+on))?$")
+_HANDED_ROLE = re.compile(
+    rf"^(?:@?[A-Z][\w\-]*\s+)?(?:handed|handing|passed|passing|gave|giving)\s+(?:the\s+)?"
+    rf"(?P<role>{_ROLE_WORDS})\s+(?:over\s+)?to\s+(?P<who>@?[A-Z][\w\-]*)$")
+
+
 def _one_claim(text: str, doc: Any, at: datetime) -> list[Extraction]:
     if not text or len(text) < 3:
         return []
+    m = _PERSON_IS_ROLE.match(text) or _HANDED_ROLE.match(text)
+    if m:
+        got = extract(f"{m.group('role')} is {m.group('who')}", at)
+        if got:
+            return [replace(e, method=e.method, change=True) for e in got]
     ch = find_change(text, doc)
     if ch is not None:
         got = _from_change(ch, text)
@@ -125,7 +142,8 @@ def _from_change(ch: Change, text: str) -> list[Extraction]:
     thing = ch.thing
     context = ""
     nv = NAME_VER.match(new)
-    if nv and (not thing or COMPONENT_HEAD.search(thing.lower())):
+    if nv and (not thing or COMPONENT_HEAD.search(thing.lower())) and (
+            old is None or VERSION_RE.match(old)):
         # "the auth service was upgraded to requests 2.0.0": the library is the subject,
         # the service is the context
         if thing:

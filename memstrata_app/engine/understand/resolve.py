@@ -26,6 +26,7 @@ _STOP = frozenset((
     "old", "main", "all", "has", "have", "x", "s", "after", "out", "up", "gives", "is", "now",
 ))
 _WORD = re.compile(r"[a-z0-9][a-z0-9.+#]*")
+VERSION_TAIL = re.compile(r"^v?\d+(?:\.\d+)*\S*$", re.I)
 _CORE = re.compile(r"^v?(\d[\d.,]*\d|\d)(?:\s*(?P<unit>[a-zµ%/]+))?", re.I)
 
 
@@ -92,7 +93,11 @@ def value_core(v: str) -> tuple[str, str] | None:
 
 
 def same_value(a: str, b: str) -> bool:
+    """One value said two ways: "8" and "8 workers", "RabbitMQ" and "RabbitMQ 3.12"."""
     if a == b:
+        return True
+    short, long_ = sorted((a, b), key=len)
+    if long_.startswith(short + " ") and VERSION_TAIL.match(long_[len(short) + 1:]):
         return True
     ca, cb = value_core(a), value_core(b)
     if ca is None or cb is None or ca[0] != cb[0]:
