@@ -30,6 +30,7 @@ from .types import (
 from .understand.resolve import (
     Resolution,
     alias,
+    product_reference,
     renamed_values,
     resolve,
     reverted_value,
@@ -130,7 +131,9 @@ class WriteOps:
             if ex.rollback and not res.via and not res.candidates and not ex.by_value:
                 res = alias(ctx.q, tr)  # "back to cloudfront for the storefront"
         elif ex.change and not ex.removal and tr.cardinality is Cardinality.SINGLE:
-            res = alias(ctx.q, tr)
+            res = product_reference(ctx.q, tr)
+            if not res.via:
+                res = alias(ctx.q, tr)
         else:
             res = Resolution(tr)
         tr = replace(res.triple, cardinality=ctx.vocabulary.get(res.triple.relation_norm,

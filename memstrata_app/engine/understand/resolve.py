@@ -26,6 +26,7 @@ _STOP = frozenset((
     "old", "main", "all", "has", "have", "x", "s", "after", "out", "up", "gives", "is", "now",
 ))
 _WORD = re.compile(r"[a-z0-9][a-z0-9.+#]*")
+_JS = re.compile(r"\.?js$")
 VERSION_TAIL = re.compile(r"^v?\d+(?:\.\d+)*\S*$", re.I)
 _CORE = re.compile(r"^v?(\d[\d.,]*\d|\d)(?:\s*(?P<unit>[a-zµ%/]+))?", re.I)
 
@@ -93,7 +94,11 @@ def value_core(v: str) -> tuple[str, str] | None:
 
 
 def same_value(a: str, b: str) -> bool:
-    """One value said two ways: "8" and "8 workers", "RabbitMQ" and "RabbitMQ 3.12"."""
+    """One value said two ways: "8" and "8 workers", "RabbitMQ" and "RabbitMQ 3.12",
+    "moment" and "moment.js"."""
+    if a == b:
+        return True
+    a, b = _JS.sub("", a), _JS.sub("", b)
     if a == b:
         return True
     short, long_ = sorted((a, b), key=len)
@@ -159,6 +164,11 @@ def resolve(q: Query, tr: Triple, *, old: str | None, rollback: bool, by_value: 
                 return Resolution(tr, via="its own key holds the old value", old_norm=o)
         rows = [r for r in _rows_holding(q, old, active=True) if _compatible(r[6], tr.context)]
         cands = _candidates(_by_subject(rows, subj_words))
+        if not cands and value_kind(old) in ("word", "ident") and len(old) >= 3:
+            # a product's name identifies its slot by itself ("migrated the firmware from
+            # FreeRTOS to Zephyr 3.6" after "the RTOS is FreeRTOS 10.5"); a number does not
+            everywhere = _candidates(rows)
+            cands = everywhere if len(everywhere) == 1 else ()
         if len(cands) == 1:
             return Resolution(_retarget(tr, cands[0]),
                               via=f"value reference: #{cands[0].row_id} held {old}",
@@ -267,9 +277,9 @@ def _plain_reference(q: Query, tr: Triple, old: str, subj_words: set[str],
     low = old.casefold().strip("`'\"")
     if len(low) < 2:
         return Resolution(tr)
-    rows = q("SELECT id, text FROM assertions WHERE status='plain' AND valid_to IS NULL"
-             " AND valid_from <= ? AND method = 'plain' AND instr(lower(text), ?) > 0",
-             (t, low))
+    rows = q("SELECT id, text FROM assertions WHERE valid_to IS NULL AND valid_from <= ?"
+             " AND ((status='plain' AND method='plain') OR (status='active'"
+             " AND method='frame:value-slot')) AND instr(lower(text), ?) > 0", (t, low))
     word = re.compile(rf"(?<![\w.\-]){re.escape(low)}(?![\w\-]|\.\w)")
     new = tr.object.casefold().strip("`'\"")
     need = subj_words | words(tr.context)
@@ -350,3 +360,28 @@ def reverted_value(q: Query, tr: Triple) -> str | None:
                      " ORDER BY valid_from DESC LIMIT 1", (row_id, tr.key))
             return prev[0][0] if prev else None
     return None
+
+
+def product_reference(q: Query, tr: Triple) -> Resolution:
+    """ "upgraded prod mysql to 8.0.36" after "prod db is mysql 5.7": a version claim for a
+    product whose own key has no history continues the one active fact (same context)
+    whose value is that product at another version."""
+    if tr.relation_norm != "version" or q(
+            "SELECT 1 FROM assertions WHERE key=? AND status IN ('active','superseded') LIMIT 1",
+            (tr.key,)):
+        return Resolution(tr)
+    name = tr.subject_norm
+    if len(name) < 2:
+        return Resolution(tr)
+    rows = q("SELECT id, subject, subject_norm, relation, relation_norm, object_norm,"
+             " COALESCE(context, '') FROM assertions WHERE status='active' AND kind='assertion'"
+             " AND object_norm > ? AND object_norm < ?", (name + " ", name + " ~"))
+    rows = [r for r in rows if r[6] == tr.context and VERSION_TAIL.match(r[5][len(name) + 1:])
+            and r[4] not in _MULTI_HINT]
+    cands = _candidates(rows)
+    if len(cands) != 1:
+        return Resolution(tr)
+    c = cands[0]
+    keyed = replace(_retarget(tr, c), object=f"{tr.subject} {tr.object}",
+                    object_norm=normalize_object(f"{tr.subject} {tr.object}"))
+    return Resolution(keyed, via=f"product version: #{c.row_id} held {tr.subject}")
