@@ -192,3 +192,24 @@ def test_a_broad_statement_asks_before_retiring_narrower_ones(engine):
     act = engine.approve(held.assertion_id)
     assert len(act.retired) == 2
     assert active_texts(engine) == {"The API rate limit is 200 requests/min everywhere now."}
+
+
+def test_a_product_upgrade_continues_the_fact_that_names_the_product(engine):
+    engine.ingest("prod db is mysql 5.7", at=day(0))
+    (act,) = engine.ingest("upgraded prod mysql to 8.0.36", at=day(1)).actions
+    assert act.action is Action.SUPERSEDED
+    assert "prod db is mysql 5.7" not in active_texts(engine)
+
+
+def test_a_product_name_identifies_its_slot_without_shared_words(engine):
+    engine.ingest("the RTOS is FreeRTOS 10.5", at=day(0))
+    (act,) = engine.ingest("migrated the firmware from FreeRTOS to Zephyr 3.6", at=day(1)).actions
+    assert act.action is Action.SUPERSEDED
+    assert "the RTOS is FreeRTOS 10.5" not in active_texts(engine)
+
+
+def test_a_number_alone_never_picks_a_slot_without_shared_words(engine):
+    engine.ingest("The billing worker pool size is 8.", at=day(0))
+    res = engine.ingest("bumped the gateway timeout from 8 to 12", at=day(1))
+    assert all(a.action is not Action.SUPERSEDED for a in res.actions)
+    assert "The billing worker pool size is 8." in active_texts(engine)
