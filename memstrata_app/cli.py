@@ -101,6 +101,17 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("id", type=int)
     s.add_argument("--json", action="store_true")
 
+    s = sub.add_parser(
+        "purge", help="erase a fact's sentence and vector from the ledger file (irreversible)",
+        description="Overwrite the sentence, triple and vector of a row, and of every row made "
+                    "from the same sentence, in the ledger file itself (secure delete, then a "
+                    "checkpoint that empties the write-ahead log). A tombstone keeps the key, "
+                    "the interval and the reason. `forget` keeps the text; this does not.")
+    s.add_argument("id", type=int)
+    s.add_argument("--reason", default="purged", help="why (kept on the tombstone)")
+    s.add_argument("-y", "--yes", action="store_true", help="do not ask for confirmation")
+    s.add_argument("--json", action="store_true")
+
     s = sub.add_parser("export", help="write every ledger row as JSON")
     s.add_argument("--jsonl", action="store_true", help="one JSON object per line")
     s.add_argument("-o", "--output", type=Path, help="file to write (default stdout)")
@@ -125,6 +136,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--port", type=int, help="port on 127.0.0.1 (default: settings, 11435)")
 
     sub.add_parser("mcp", help="run the MCP server on stdio (Claude Code, Cursor)")
+    sub.add_parser("token", help="print this install's access token (management API, MCP)",
+                   description="Print the token that /memstrata/v1/* asks for (Authorization: "
+                               "Bearer <token>), created on first use in the data folder.")
     s = sub.add_parser("gui", help="open the desktop app")
     s.add_argument("--tray", action="store_true", help="start in the system tray, window hidden")
     s.add_argument("--exit-when-ready", action="store_true", help=argparse.SUPPRESS)
@@ -412,9 +426,34 @@ def cmd_forget(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_export(args: argparse.Namespace) -> int:
+def cmd_purge(args: argparse.Namespace) -> int:
     with open_engine(args) as eng:
-        rows = list(eng.export())
+        a = eng.get(args.id)
+        if not args.yes and sys.stdin.isatty():
+            print(f"#{a.id}: “{a.text}”\nPurge erases this sentence and its vector from the "
+                  "ledger file, with every row made from it. This cannot be undone.",
+                  file=sys.stderr)
+            try:
+                answer = input("Purge? [y/N] ").strip().lower()
+            except EOFError:
+                answer = ""
+            if answer not in ("y", "yes"):
+                print("nothing purged", file=sys.stderr)
+                return 1
+        rows = eng.purge(args.id, reason=args.reason)
+    if args.json:
+        emit_json([r.to_dict() for r in rows])
+        return 0
+    for r in rows:
+        print(f"purged #{r.id}: {r.key or '(plain fact)'}  {fmt_time(r.valid_from)} → "
+              f"{fmt_time(r.valid_to)}  ({r.reason})")
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    lost: list[int] = []  # ids a damaged ledger could not give back
+    with open_engine(args) as eng:
+        rows = list(eng.export(unreadable=lost.append))
     out = args.output.open("w", encoding="utf-8") if args.output else sys.stdout
     try:
         if args.jsonl:
@@ -427,7 +466,24 @@ def cmd_export(args: argparse.Namespace) -> int:
             out.close()
     if args.output:
         print(f"exported {len(rows)} rows to {args.output}", file=sys.stderr)
+    if lost:  # the readable rows are out; say loudly (and in the exit status) what is not
+        print(f"memstrata: error: the ledger is damaged: {len(lost)} of its rows could not be "
+              f"read and are missing from the export (ids {id_ranges(lost)}); the {len(rows)} "
+              "readable rows were written", file=sys.stderr)
+        return 1
     return 0
+
+
+def id_ranges(ids: list[int], limit: int = 8) -> str:
+    """1, 2, 3, 7 -> "1–3, 7" (at most `limit` ranges, then "…")."""
+    spans: list[list[int]] = []
+    for i in sorted(ids):
+        if spans and i == spans[-1][1] + 1:
+            spans[-1][1] = i
+        else:
+            spans.append([i, i])
+    out = [f"{a}–{b}" if b > a else str(a) for a, b in spans[:limit]]
+    return ", ".join(out) + (", …" if len(spans) > limit else "")
 
 
 def parse_records(text: str, name: str) -> list[dict[str, Any]]:
@@ -449,6 +505,7 @@ def parse_records(text: str, name: str) -> list[dict[str, Any]]:
 def cmd_import(args: argparse.Namespace) -> int:
     records = parse_records(read_text(args.file), str(args.file))
     with open_engine(args) as eng:
+        eng.check_writable()  # a read-only or damaged ledger says so before embedding
         n = eng.import_records(records, progress=progress_bar("embedding"))
     print(f"\nimported {n} records", file=sys.stderr)
     return 0
@@ -471,6 +528,7 @@ def cmd_reindex(args: argparse.Namespace) -> int:
     cancel = threading.Event()
     # open with whatever embedder the store has, then move it to the target space
     with MemoryEngine.open(db, embedder="auto") as eng:
+        eng.check_writable()  # before re-embedding every row
         old = eng.embedder.name
         try:
             n = eng.reindex(args.target, progress=progress_bar("re-embedding"), cancel=cancel)
@@ -518,6 +576,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_token(args: argparse.Namespace) -> int:
+    from .access import load_token
+
+    print(load_token())
+    return 0
+
+
 def cmd_mcp(args: argparse.Namespace) -> int:
     from .proxy.mcp_server import run_stdio
 
@@ -528,9 +593,10 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 
 COMMANDS = {
     "ingest": cmd_ingest, "explain": cmd_explain, "query": cmd_query, "history": cmd_history,
-    "quarantine": cmd_quarantine, "forget": cmd_forget, "export": cmd_export,
+    "quarantine": cmd_quarantine, "forget": cmd_forget, "purge": cmd_purge,
+    "export": cmd_export,
     "import": cmd_import, "reindex": cmd_reindex, "vocab": cmd_vocab, "stats": cmd_stats,
-    "serve": cmd_serve, "mcp": cmd_mcp,
+    "serve": cmd_serve, "mcp": cmd_mcp, "token": cmd_token,
 }
 
 if __name__ == "__main__":

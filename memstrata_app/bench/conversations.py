@@ -2,9 +2,9 @@
 
 Two kinds of data, both under `bench/data/`:
 - stories (`stories/NAME.tsv` + `NAME_probes.json`): long chats with probes only;
-- items files (`conversations/dev.json`, `heldout.json`, `heldout2.json`): short chats, each with probes and
-  a `final` classification of its lines, which also scores the write path (false and
-  missed retirements, lines left in review, hedges stored as facts).
+- items files (`conversations/dev.json`, `heldout.json`, `heldout2.json`): short chats,
+  each with probes and a `final` classification of its lines, which also scores the write
+  path (false and missed retirements, lines left in review, hedges stored as facts).
 Each story or item gets its own ledger; a plain cosine store over every turn is the baseline.
 """
 

@@ -132,7 +132,8 @@ def main(argv: list[str] | None = None) -> int:
         prog="memstrata bench conversations",
         description="Replay chat histories into fresh ledgers and probe them (engine vs plain "
                     "cosine); count false and missed retirements.")
-    ap.add_argument("--set", choices=["stories", "dev", "heldout", "heldout2", "all"], default="all",
+    ap.add_argument("--set", choices=["stories", "dev", "heldout", "heldout2", "all"],
+                    default="all",
                     help="which set (default: all on disk)")
     ap.add_argument("--family", help="only items of this family (or this story)")
     ap.add_argument("--json", action="store_true", help="print the JSON result")

@@ -23,6 +23,7 @@ from .types import (
     Status,
     StoreCorrupt,
     StoreLocked,
+    StoreReadOnly,
     TurnRecall,
 )
 
@@ -30,5 +31,5 @@ __all__ = [
     "Action", "Assertion", "AssertionId", "Cancelled", "Cardinality", "EmbedderMismatch",
     "EngineError", "Extraction", "Hit", "IngestAction", "IngestResult", "LedgerFilter",
     "MemoryEngine", "Metrics", "NotFound", "Skipped", "Status", "StoreCorrupt", "StoreLocked",
-    "TurnRecall",
+    "StoreReadOnly", "TurnRecall",
 ]

@@ -24,13 +24,19 @@ from .extract import (
     split_sentences,
     text_hash,
 )
+from .files import private_ledger
 from .index import VectorIndex
 from .metrics import Metrics
+from .privacy import PrivacyOps, flag_secret_rows
+from .sanitize import BLOCK_TAG_REASON, neutralize
+from .secrets import PLACEHOLDER_MARK, redact
 from .store import (
     COLUMNS,
     KNOWN_ERRORS,
     Readers,
+    ReadOnlyWriter,
     Writer,
+    open_store,
     row_to_assertion,
     scalar,
     translate,
@@ -50,6 +56,7 @@ from .types import (
     NotFound,
     Skipped,
     Status,
+    StoreCorrupt,
     TurnRecall,
 )
 from .understand import read
@@ -74,11 +81,11 @@ Sentence = tuple[str, float, tuple[Extraction, ...], str]
 BATCH = 256
 
 
-class MemoryEngine(WriteOps):
+class MemoryEngine(WriteOps, PrivacyOps):
     """A bi-temporal ledger of facts: ingest statements, retrieve what is valid at T."""
 
-    def __init__(self, path: Path, embedder: Embedder, writer: Writer, readers: Readers,
-                 quarantine_threshold: float):
+    def __init__(self, path: Path, embedder: Embedder, writer: Writer | ReadOnlyWriter,
+                 readers: Readers, quarantine_threshold: float):
         self.path = path
         self.embedder = embedder
         self.quarantine_threshold = quarantine_threshold
@@ -93,18 +100,26 @@ class MemoryEngine(WriteOps):
     # --- opening and closing -------------------------------------------------------------
     @classmethod
     def open(cls, path: str | Path, embedder: Any = "auto", *, quarantine_threshold: float = 0.6,
-             ollama_host: str | None = None) -> MemoryEngine:
+             ollama_host: str | None = None, read_only: bool = False) -> MemoryEngine:
         """Open (creating if needed) the ledger file at `path`.
 
         `embedder`: "auto" (the store's own embedder, else Ollama's nomic-embed-text when it
         answers, else local), "local", "ollama:<model>", or an Embedder instance.
+        `read_only`: never write (also chosen on its own when the file or its folder can't be
+        written; `read_only_reason` says why); every write raises StoreReadOnly.
+        A damaged ledger opens for reading; its writes raise StoreCorrupt (store.py).
         """
         path = Path(path).expanduser()
         if path.is_dir():
             raise EngineError(f"{path} is a folder; give the path of a ledger file")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        writer = Writer(path)
-        readers = Readers(path)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise EngineError(f"cannot create the folder {path.parent} for the ledger: "
+                              f"{e.strerror or e}") from None
+        # owner-only modes only for a ledger we will write (after the probe: a refused or
+        # read-only file is left exactly as it was)
+        writer, readers = open_store(path, read_only, prepare=private_ledger)
         try:
             recorded = dict(readers.query("SELECT k, v FROM meta WHERE k IN ('embedder','dim')"))
             emb: Embedder
@@ -120,12 +135,31 @@ class MemoryEngine(WriteOps):
                     f"{emb.name}; open it with that embedder or run `memstrata reindex "
                     f"--embedder ...` to re-embed it")
             if "embedder" not in recorded:
+                if writer.read_only:
+                    raise EngineError(f"the ledger {path} was never set up (no vector space "
+                                      "recorded) and is read-only; open it once with write "
+                                      "access")
                 writer.run(lambda c: _create_space(c, emb.name, emb.dim))
         except BaseException:
             readers.close()
             writer.close()
             raise
         return cls(path, emb, writer, readers, quarantine_threshold)
+
+    @property
+    def read_only(self) -> bool:
+        """True when this ledger was opened read-only: reads work, writes raise."""
+        return self._writer.read_only
+
+    @property
+    def read_only_reason(self) -> str | None:
+        """Why it is read-only, in words ("the file is not writable" …); None if writable."""
+        return self._writer.reason if isinstance(self._writer, ReadOnlyWriter) else None
+
+    def check_writable(self) -> None:
+        """Raise StoreReadOnly / StoreCorrupt now if a write is known to be refused (callers
+        check before slow work such as embedding)."""
+        self._writer.check()
 
     def close(self) -> None:
         if self._closed:
@@ -147,6 +181,9 @@ class MemoryEngine(WriteOps):
         from .understand.llm_tier import LlmTier
 
         self.disable_llm_tier()
+        if self.read_only:  # the tier writes what it learns
+            log.info("the Ollama tier stays off: the ledger is read-only")
+            return False
         tier = LlmTier(self, model, host, **kw)
         self.llm_tier = tier if tier.running else None
         return self.llm_tier is not None
@@ -157,9 +194,11 @@ class MemoryEngine(WriteOps):
             tier.close()
 
     def warm_up(self) -> None:
-        """Load the embedder and the vector index now (call from a background thread)."""
+        """Load the embedder, the vector index and the secrets rule set now (call from a
+        background thread)."""
         self.embedder.embed(["warm up"])
         self._sync_index()
+        redact("warm up")
 
     # --- write path ----------------------------------------------------------------------
     def ingest(self, text: str, source: str = "api", at: datetime | None = None) -> IngestResult:
@@ -238,6 +277,7 @@ class MemoryEngine(WriteOps):
 
         `extra` (a query) is embedded in the same batch; its vector is returned too.
         """
+        self.check_writable()  # a read-only or damaged ledger says so before embedding
         hashes = [text_hash(s[0]) for s in sentences]
         known = self._standing_hashes(hashes) if hashes else set()
         to_embed = sorted({s[0] for s, h in zip(sentences, hashes, strict=True)
@@ -272,7 +312,10 @@ class MemoryEngine(WriteOps):
             for st in prepared:
                 if st.vector is None and find_duplicate(ctx, st.text_hash) is None:
                     st = replace(st, vector=self.embedder.embed([st.sentence])[0])
-                out.append(self.write_statement(ctx, st))
+                acts = self.write_statement(ctx, st)
+                if PLACEHOLDER_MARK in st.sentence:  # a secret was replaced: flag its rows
+                    flag_secret_rows(conn, (a.assertion_id for a in acts), ctx.now)
+                out.append(acts)
             return out, ctx, self._bump(conn)
 
         return self._submit_write(job)
@@ -349,8 +392,9 @@ class MemoryEngine(WriteOps):
         seen: set[str] = set()
         for row_id, score in pairs:
             a = rows.get(row_id)
-            if a is None or a.status not in RETRIEVABLE or not a.valid_at(_dt(at)):
-                continue  # changed since the index was read
+            if (a is None or a.status not in RETRIEVABLE or not a.valid_at(_dt(at))
+                    or not a.text):
+                continue  # changed since the index was read (or purged)
             if a.text in seen:
                 continue  # one sentence can hold several assertions
             seen.add(a.text)
@@ -521,17 +565,44 @@ class MemoryEngine(WriteOps):
             "INSERT INTO vocabulary(relation, cardinality) VALUES (?, ?) ON CONFLICT(relation)"
             " DO UPDATE SET cardinality=excluded.cardinality", (rel, card.value)))
 
-    def export(self) -> Iterator[dict[str, Any]]:
-        """Every row, oldest first, as JSON-ready dicts (vectors are re-made on import)."""
+    def export(self, unreadable: Callable[[int], None] | None = None
+               ) -> Iterator[dict[str, Any]]:
+        """Every row, oldest first, as JSON-ready dicts (vectors are re-made on import).
+
+        `unreadable`: on a damaged ledger, go on past the damage row by row, calling it with
+        each id that can't be read (without it, the damage raises StoreCorrupt).
+        """
         last = 0
         while True:
-            rows = self._readers.query(
-                f"SELECT {COLUMNS} FROM assertions WHERE id > ? ORDER BY id LIMIT 1000", (last,))
+            try:
+                rows = self._readers.query(
+                    f"SELECT {COLUMNS} FROM assertions WHERE id > ? ORDER BY id LIMIT 1000",
+                    (last,))
+            except StoreCorrupt:
+                if unreadable is None:
+                    raise
+                yield from self._salvage(last, unreadable)
+                return
             if not rows:
                 return
             for r in rows:
                 yield row_to_assertion(r).to_dict()
             last = rows[-1][0]
+
+    def _salvage(self, last: int, unreadable: Callable[[int], None]
+                 ) -> Iterator[dict[str, Any]]:
+        """Rows after `last` one by one (rows are never deleted: a missing id is a lost one)."""
+        top = int(self._readers.query("SELECT max(id) FROM assertions")[0][0] or last)
+        for i in range(last + 1, top + 1):
+            try:
+                rows = self._readers.query(f"SELECT {COLUMNS} FROM assertions WHERE id=?", (i,))
+                row = row_to_assertion(rows[0]).to_dict() if rows else None
+            except (StoreCorrupt, ValueError, TypeError):
+                row = None
+            if row is None:
+                unreadable(i)
+            else:
+                yield row
 
 
 class _DryRun(Exception):
@@ -556,14 +627,17 @@ def statements(text: str, at: float, *, commit: bool = False
 def statements_many(texts: list[tuple[str, float]], *, commit: bool = False
                     ) -> list[tuple[list[Sentence], list[Skipped]]]:
     """`statements` for many texts, parsed in one batch."""
-    split = [split_sentences(text, keep_questions=True) for text, _ in texts]
+    # Nothing stored may pose as the memory block's tag or a chat role marker (see sanitize).
+    clean = [neutralize(text) for text, _ in texts]
+    # Secrets become typed placeholders before anything is hashed, embedded or stored.
+    split = [split_sentences(redact(c.text)[0], keep_questions=True) for c in clean]
     flat = [s for sents in split for s in sents]
     times = [_dt(at) for (_, at), sents in zip(texts, split, strict=True) for _ in sents]
     readings = iter(read(flat, times, commit=commit))
     out = []
-    for (_, at), sents in zip(texts, split, strict=True):
+    for (_, at), sents, c in zip(texts, split, clean, strict=True):
         keep: list[Sentence] = []
-        skipped: list[Skipped] = []
+        skipped = [Skipped(tag, "markup", BLOCK_TAG_REASON) for tag in c.removed]
         for _ in sents:
             r = next(readings)
             if not r.stored:

@@ -168,9 +168,16 @@ class IngestResult:
     def count(self, action: Action) -> int:
         return sum(1 for a in self.actions if a.action == action)
 
+    @property
+    def redacted(self) -> int:
+        """Secrets replaced by a `[secret:<type>]` placeholder in this text's sentences."""
+        texts = {a.text for a in self.actions} | {s.text for s in self.skipped}
+        return sum(t.count("[secret:") for t in texts if t)
+
     def to_dict(self) -> dict:
         return {"actions": [a.to_dict() for a in self.actions],
-                "skipped": [s.to_dict() for s in self.skipped]}
+                "skipped": [s.to_dict() for s in self.skipped],
+                "redacted": self.redacted}
 
 
 @dataclass(frozen=True, slots=True)
@@ -241,6 +248,15 @@ class StoreLocked(EngineError):
 
 class StoreCorrupt(EngineError):
     pass
+
+
+class StoreReadOnly(EngineError):
+    """The ledger was opened read-only (asked for, or the file or its folder is not
+    writable): reads work, every write raises this. `reason` says why, in words."""
+
+    def __init__(self, message: str, reason: str = ""):
+        super().__init__(message)
+        self.reason = reason
 
 
 class EmbedderMismatch(EngineError):

@@ -60,9 +60,14 @@ class DetailPane(QWidget):
         self.forget_button = QPushButton("Forget…")
         self.forget_button.setToolTip("Retract this row: it stays in the ledger for audit only")
         self.forget_button.clicked.connect(self._forget)
+        self.purge_button = QPushButton("Purge…")
+        self.purge_button.setToolTip("Erase this sentence and its vector from the ledger file "
+                                     "(irreversible); a tombstone keeps the key and interval")
+        self.purge_button.clicked.connect(self._purge)
         buttons = QHBoxLayout()
         buttons.addWidget(self.timeline_button)
         buttons.addWidget(self.forget_button)
+        buttons.addWidget(self.purge_button)
         buttons.addStretch(1)
         self.placeholder = muted("Select a row to see its sentence, provenance and history.")
         layout = QVBoxLayout(self)
@@ -84,13 +89,18 @@ class DetailPane(QWidget):
         for w in (self.timeline_button, self.forget_button):
             w.setEnabled(has and getattr(a, "subject", None) is not None)
         self.forget_button.setEnabled(has and status_text(a.status) in ("active", "plain"))
+        purged = has and a.text == "" and (a.reason or "").startswith("purged")
+        self.purge_button.setEnabled(has and not purged)
+        if self._state.read_only:
+            for w in (self.forget_button, self.purge_button):
+                w.setEnabled(False)
         self.placeholder.setVisible(not has)
         if a is None:
             self.sentence.setText("")
             for label in self.fields.values():
                 label.setText("")
             return
-        self.sentence.setText(a.text)
+        self.sentence.setText(a.text or "(purged: the sentence was erased)")
         color = STATUS_COLORS.get(status_text(a.status), "#666")
         f = self.fields
         f["Status"].setText(f"<b style='color:{color}'>{status_text(a.status)}</b>  · #{int(a.id)}")
@@ -151,3 +161,23 @@ class DetailPane(QWidget):
         if answer == QMessageBox.StandardButton.Yes:
             aid = int(a.id)
             self._state.client.call("forget", lambda e: e.forget(aid), writes=("ledger",))
+
+    def _purge(self) -> None:
+        from PySide6.QtWidgets import QMessageBox
+
+        a = self._current
+        if a is None:
+            return
+        answer = QMessageBox.warning(
+            self, "Purge this sentence?",
+            f"“{html.escape(a.text)}”<br><br>Purge erases this sentence, its triple and its "
+            "vector from the ledger file, together with every row made from the same "
+            "sentence. <b>This cannot be undone</b>, and no export or backup made from now on "
+            "will hold it. A tombstone keeps the key, the interval and the reason.<br><br>"
+            "To stop using a fact but keep it for audit, use Forget instead.",
+            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel,
+            QMessageBox.StandardButton.Cancel)
+        if answer == QMessageBox.StandardButton.Yes:
+            aid = int(a.id)
+            self._state.client.call("purge", lambda e: e.purge(aid, "purged in the app"),
+                                    writes=("ledger",))

@@ -152,7 +152,7 @@ class ReviewView(QWidget):
         has = a is not None
         for w in (self.approve_button, self.reject_button, self.edit_button, self.subject,
                   self.relation, self.object):
-            w.setEnabled(has)
+            w.setEnabled(has and not self._state.read_only)
         self.retires.clear()
         if not has:
             self.sentence.setText("")
@@ -207,6 +207,10 @@ class ReviewView(QWidget):
             self._decide("rejected", aid, lambda e: e.reject(aid))
 
     def _decide(self, what: str, aid: int, fn: Any) -> None:
+        if self._state.read_only:  # the keyboard shortcuts reach here too
+            self._state.client.error.emit(f"Review is off: the ledger is read-only "
+                                          f"({self._state.read_only})")
+            return
         self.approve_button.setEnabled(False)
         self.reject_button.setEnabled(False)
         self._state.client.submit(Operation(

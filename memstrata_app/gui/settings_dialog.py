@@ -5,18 +5,21 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
     QCheckBox,
     QDialog,
     QDialogButtonBox,
     QFormLayout,
+    QHBoxLayout,
     QLabel,
     QLineEdit,
+    QPushButton,
     QVBoxLayout,
     QWidget,
 )
 
-from memstrata_app import paths
+from memstrata_app import access, paths
 from memstrata_app.settings import SETTINGS, Setting, Settings, SettingsError
 
 LABELS = {
@@ -54,6 +57,7 @@ class SettingsDialog(QDialog):
         home.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         home.setToolTip(f"Set {paths.ENV_HOME} to keep the ledger and settings elsewhere.")
         form.addRow("Data directory:", home)
+        form.addRow("Access token:", self._token_row())
         self.message = QLabel()
         self.message.setObjectName("settings_message")
         self.message.setStyleSheet(ERROR_STYLE)
@@ -67,6 +71,30 @@ class SettingsDialog(QDialog):
         layout.addLayout(form)
         layout.addWidget(self.message)
         layout.addWidget(buttons)
+
+    def _token_row(self) -> QWidget:
+        """The install's token, read-only, with a copy button (for scripts and MCP configs)."""
+        box = QWidget()
+        row = QHBoxLayout(box)
+        row.setContentsMargins(0, 0, 0, 0)
+        field = QLineEdit()
+        field.setObjectName("access_token")
+        field.setReadOnly(True)
+        field.setToolTip("The management API (/memstrata/v1/*) asks for it as "
+                         "'Authorization: Bearer <token>'; MCP configs may set it as "
+                         f"{access.ENV_TOKEN}. Stored in {paths.TOKEN_NAME} in the data directory.")
+        try:
+            field.setText(access.load_token())
+        except access.TokenError as e:
+            field.setPlaceholderText(str(e))
+        copy = QPushButton("Copy")
+        copy.setObjectName("copy_access_token")
+        copy.setEnabled(bool(field.text()))
+        copy.clicked.connect(lambda: QGuiApplication.clipboard().setText(field.text()))
+        row.addWidget(field, 1)
+        row.addWidget(copy)
+        self.token_field = field
+        return box
 
     def _row(self, s: Setting) -> QWidget:
         value = self.settings.get(s.name)

@@ -23,6 +23,8 @@ class AppState(QObject):
         self.client = client
         self.settings = settings
         self._as_of: datetime | None = None
+        # why the ledger is read-only, once it is open read-only (views keep writes off)
+        self.read_only: str | None = None
 
     @property
     def as_of(self) -> datetime | None:

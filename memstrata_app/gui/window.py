@@ -62,6 +62,13 @@ class MainWindow(QMainWindow):
         v.setContentsMargins(0, 0, 0, 0)
         v.setSpacing(0)
         v.addWidget(self.asof)
+        self.read_only_banner = QLabel()
+        self.read_only_banner.setObjectName("read_only_banner")
+        self.read_only_banner.setWordWrap(True)
+        self.read_only_banner.setStyleSheet("background: #fff3cd; color: #664d03; padding: 6px;"
+                                            " border-bottom: 1px solid #e0c36a;")
+        self.read_only_banner.hide()
+        v.addWidget(self.read_only_banner)
         v.addWidget(self.tabs, 1)
         self.setCentralWidget(central)
         self.engine_label, self.endpoint_label = QLabel("Opening the ledger…"), QLabel()
@@ -100,6 +107,7 @@ class MainWindow(QMainWindow):
         from .dialogs import open_settings, run_reindex
 
         m = self.menuBar().addMenu("&File")
+        self.write_actions: list[QAction] = []  # off while the ledger is read-only
         for text, keys, slot in (
                 ("Import statements…", "Ctrl+I", self._import),
                 ("Settings…", QKeySequence.StandardKey.Preferences, lambda: open_settings(self)),
@@ -110,6 +118,8 @@ class MainWindow(QMainWindow):
                 act.setShortcut(QKeySequence(keys))
             act.triggered.connect(slot)
             m.addAction(act)
+            if text.startswith(("Import", "Re-embed")):
+                self.write_actions.append(act)
         mem = self.menuBar().addMenu("&Memory")
         mem.addAction(self.tray.memory_action)
         mem.addAction(self.tray.endpoint_action)
@@ -122,6 +132,9 @@ class MainWindow(QMainWindow):
 
     # --- startup ------------------------------------------------------------------------------
     def _on_ready(self) -> None:
+        reason = getattr(self.client.engine, "read_only_reason", None)
+        if reason:
+            self._show_read_only(reason)
         self.engine_label.setText("Loading the embedder…")
         self.ledger.start()
         self.timeline.start()
@@ -131,6 +144,20 @@ class MainWindow(QMainWindow):
         self.watcher.watch(self.client.engine.metrics, self.client.worker_ident)
         if self.tabs.currentIndex() == TABS.index("latency"):
             self._build_latency()
+
+    def _show_read_only(self, reason: str) -> None:
+        """Browse and query only: say so above the tabs and turn the writing controls off."""
+        self.state.read_only = reason
+        self.read_only_banner.setText(
+            f"<b>Read-only ledger</b> ({reason}). You can browse, replay and query it; "
+            "ingest, import, review, forget and re-embed are off. To write, make the ledger "
+            "file and its folder writable and restart MemStrata.")
+        self.read_only_banner.show()
+        self.setWindowTitle("MemStrata (read-only)")
+        self.ingest.setEnabled(False)
+        for act in self.write_actions:
+            act.setEnabled(False)
+        self.review.reload()  # its buttons follow state.read_only
 
     def _mark_interactive(self) -> None:
         if not self._interactive:
@@ -200,10 +227,11 @@ class MainWindow(QMainWindow):
 
         self.engine_label.setText("Ledger not open")
         self.statusBar().showMessage(message)
-        box = QMessageBox(QMessageBox.Icon.Critical, "MemStrata",
-                          f"{message}\n\nClose other programs using this ledger (another "
-                          "MemStrata, `memstrata serve`), or start with --db to open another "
-                          "file.", parent=self)
+        advice = ("Close other programs using this ledger (another MemStrata, `memstrata "
+                  "serve`), or start with --db to open another file." if "locked" in message
+                  else "Start with --db to open another file.")
+        box = QMessageBox(QMessageBox.Icon.Critical, "MemStrata", f"{message}\n\n{advice}",
+                          parent=self)
         box.setObjectName("open_failed_box")
         box.open()
 

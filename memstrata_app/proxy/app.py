@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -13,27 +14,45 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from . import management, routes_anthropic, routes_ollama, routes_openai
+from .auth import TokenMiddleware
+from .dialects import dialect_for_path
+from .limits import DEFAULT_LIMITS, Limits
 from .memory import MemoryService
 from .relay import Relay
-from .security import MAX_BODY_BYTES, LocalOnlyMiddleware
+from .security import LocalOnlyMiddleware
 from .upstream import Upstream
 
 _ALL_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
 
 
 def create_app(engine: Any, settings: Any, *, upstream: str | Upstream | None = None,
-               memory_enabled: bool | None = None, max_body: int = MAX_BODY_BYTES) -> Starlette:
-    """Build the app; `upstream` is a base URL or an Upstream (default: settings' ollama_url)."""
+               memory_enabled: bool | None = None, max_body: int | None = None,
+               token: str | None = None, limits: Limits = DEFAULT_LIMITS) -> Starlette:
+    """Build the app; `upstream` is a base URL or an Upstream (default: settings' ollama_url).
+
+    `token`: what the management API asks for (default: the install's token file).
+    `limits`: sizes, timeouts and concurrency caps (`max_body` overrides its body cap)."""
+    if max_body is not None:
+        limits = dataclasses.replace(limits, max_body_bytes=max_body)
     if not isinstance(upstream, Upstream):
-        upstream = Upstream(upstream or settings.get("ollama_url"))
+        upstream = Upstream(upstream or settings.get("ollama_url"),
+                            per_model=limits.upstream_per_model,
+                            queue_timeout=limits.upstream_queue_timeout,
+                            max_connections=limits.max_connections)
     memory = MemoryService(engine, settings, memory_enabled)
-    relay = Relay(memory, upstream, max_body)
+    relay = Relay(memory, upstream, limits)
 
     async def passthrough(request: Request) -> Response:
         return await relay.passthrough(request)
 
     async def memstrata_unknown(request: Request) -> Response:
         return management.not_found(request)
+
+    async def internal_error(request: Request, exc: Exception) -> Response:
+        """A bug still answers in the caller's protocol (the traceback goes to the log)."""
+        return dialect_for_path(request.url.path).error(
+            500, f"internal error in the MemStrata endpoint ({type(exc).__name__}); "
+                 "the log has the details")
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -49,7 +68,10 @@ def create_app(engine: Any, settings: Any, *, upstream: str | Upstream | None = 
         Route("/{path:path}", passthrough, methods=_ALL_METHODS),
     ]
     app = Starlette(routes=routes, lifespan=lifespan,
-                    middleware=[Middleware(LocalOnlyMiddleware, max_body=max_body)])
+                    middleware=[Middleware(LocalOnlyMiddleware, max_body=limits.max_body_bytes),
+                                Middleware(TokenMiddleware, token=token)],
+                    exception_handlers={Exception: internal_error})
+    app.state.limits = limits
     app.state.memory = memory
     app.state.upstream = upstream
     app.state.relay = relay

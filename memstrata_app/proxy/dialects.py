@@ -1,8 +1,7 @@
-"""Each API's own error shapes (Ollama, OpenAI, Anthropic), as full responses and stream frames."""
+"""Each API's own error shapes (Ollama, OpenAI, Anthropic); streaming.py frames them mid-stream."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,15 +32,6 @@ class Dialect:
 
     def error(self, status: int, message: str, param: str | None = None) -> JSONResponse:
         return JSONResponse(self.error_body(status, message, param), status_code=status)
-
-    def stream_error(self, message: str) -> bytes:
-        """One more frame in this protocol's streaming format that carries an error."""
-        if self.name == "openai":
-            return b"data: " + json.dumps(self.error_body(500, message)).encode() + b"\n\n"
-        if self.name == "anthropic":
-            body = json.dumps(self.error_body(500, message)).encode()
-            return b"event: error\ndata: " + body + b"\n\n"
-        return json.dumps({"error": message}).encode() + b"\n"
 
     def is_error_shape(self, body: Any) -> bool:
         """Whether an upstream error body already has this protocol's shape."""

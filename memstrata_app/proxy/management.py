@@ -15,7 +15,12 @@ from starlette.routing import Route
 
 from ..engine import EngineError, NotFound
 from ..engine.timeutil import parse_time as engine_time
+from .bodies import BadBody, BodyTooLarge, ClientDisconnect, client_gone, parse_object, read_body
+from .dialects import MEMSTRATA
+from .limits import DEFAULT_LIMITS, Limits
 from .memory import MemoryService
+from .security import too_large
+from .strict_json import INT64_MAX
 from .upstream import Upstream
 
 log = logging.getLogger(__name__)
@@ -24,6 +29,10 @@ _LATENCY_SERIES = ("endpoint.total", "endpoint.first_byte", "endpoint.retrieve",
 
 
 class BadRequest(Exception):
+    pass
+
+
+class TextTooLong(Exception):
     pass
 
 
@@ -54,24 +63,37 @@ def parse_time(value: Any, name: str) -> datetime | None:
 def parse_k(value: Any) -> int:
     try:
         k = int(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise BadRequest("k must be an integer between 1 and 100") from None
     if isinstance(value, bool) or not 1 <= k <= 100:
         raise BadRequest("k must be an integer between 1 and 100")
     return k
 
 
+def limits_of(request: Request) -> Limits:
+    return getattr(request.app.state, "limits", DEFAULT_LIMITS)
+
+
 async def json_body(request: Request) -> dict[str, Any]:
-    raw = await request.body()
+    """The body as a JSON object ({} when empty), held to the management body cap as it arrives.
+
+    Raises BadRequest, BodyTooLarge or ClientDisconnect; `handler` answers each."""
+    limits = limits_of(request)
+    raw = await read_body(request, limits.max_management_body_bytes)
     if not raw:
         return {}
     try:
-        data = json.loads(raw)
-    except ValueError as e:
-        raise BadRequest(f"request body is not valid JSON ({e})") from None
-    if not isinstance(data, dict):
-        raise BadRequest("request body must be a JSON object")
-    return data
+        return parse_object(raw, limits.max_json_depth)
+    except BadBody as e:
+        raise BadRequest(str(e)) from None
+
+
+def check_text_size(text: str, name: str, request: Request) -> None:
+    """Refuse (413) a text longer than one ingest may carry."""
+    limit = limits_of(request).max_ingest_chars
+    if len(text) > limit:
+        raise TextTooLong(f"{name} is {len(text):,} characters; the limit is {limit:,} per "
+                          "request: split it into smaller pieces")
 
 
 def routes(memory: MemoryService, upstream: Upstream) -> list[Route]:
@@ -85,6 +107,12 @@ def routes(memory: MemoryService, upstream: Upstream) -> list[Route]:
                 return LedgerJSON(await fn(request))
             except BadRequest as e:
                 return error(400, str(e))
+            except TextTooLong as e:
+                return error(413, str(e))
+            except BodyTooLarge as e:
+                return too_large(MEMSTRATA, e.limit)
+            except ClientDisconnect:
+                return client_gone()
             except NotFound as e:
                 return error(404, str(e) or "no such assertion")
             except EngineError as e:
@@ -93,8 +121,9 @@ def routes(memory: MemoryService, upstream: Upstream) -> list[Route]:
 
     def assertion_id(request: Request) -> int:
         raw = request.path_params["id"]
-        if not raw.isdigit():
-            raise BadRequest(f"assertion id must be a positive integer, not {raw!r}")
+        if not (raw.isascii() and raw.isdigit()) or len(raw) > 19 or int(raw) > INT64_MAX:
+            raise BadRequest("assertion id must be a positive integer of at most 64 bits, "
+                             f"not {raw[:40]!r}")
         return int(raw)
 
     async def status(request: Request) -> Any:
@@ -119,6 +148,7 @@ def routes(memory: MemoryService, upstream: Upstream) -> list[Route]:
         text = data.get("text")
         if not isinstance(text, str) or not text.strip():
             raise BadRequest('text is required: {"text": "The API limit is 500."}')
+        check_text_size(text, "text", request)
         source = data.get("source", "api")
         if not isinstance(source, str):
             raise BadRequest("source must be a string")
@@ -133,6 +163,7 @@ def routes(memory: MemoryService, upstream: Upstream) -> list[Route]:
         q = args.get("query", args.get("q"))
         if not isinstance(q, str) or not q.strip():
             raise BadRequest("query is required (?q=... or {\"query\": \"...\"})")
+        check_text_size(q, "query", request)
         k = parse_k(args.get("k", 5))
         as_of = parse_time(args.get("as_of"), "as_of")
         hits = await run_in_threadpool(eng.retrieve, q, k, as_of)
@@ -161,6 +192,14 @@ def routes(memory: MemoryService, upstream: Upstream) -> list[Route]:
     async def forget(request: Request) -> Any:
         return (await run_in_threadpool(eng.forget, assertion_id(request))).to_dict()
 
+    async def purge(request: Request) -> Any:
+        aid = assertion_id(request)
+        reason = (await json_body(request)).get("reason", "purged")
+        if not isinstance(reason, str):
+            raise BadRequest('reason must be a string: {"reason": "pasted a customer\'s name"}')
+        rows = await run_in_threadpool(eng.purge, aid, reason)
+        return {"purged": [a.to_dict() for a in rows]}
+
     base = "/memstrata/v1"
     return [
         Route("/memstrata/status", handler(status), methods=["GET"]),
@@ -172,10 +211,11 @@ def routes(memory: MemoryService, upstream: Upstream) -> list[Route]:
         Route(f"{base}/quarantine/{{id}}/approve", handler(approve), methods=["POST"]),
         Route(f"{base}/quarantine/{{id}}/reject", handler(reject), methods=["POST"]),
         Route(f"{base}/forget/{{id}}", handler(forget), methods=["POST"]),
+        Route(f"{base}/purge/{{id}}", handler(purge), methods=["POST"]),
     ]
 
 
 def not_found(request: Request) -> JSONResponse:
     return error(404, f"no management endpoint {request.method} {request.url.path}; "
                       "see /memstrata/status and /memstrata/v1/"
-                      "{ingest,query,history,quarantine,forget}")
+                      "{ingest,query,history,quarantine,forget,purge}")

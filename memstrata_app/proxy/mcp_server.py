@@ -1,4 +1,4 @@
-"""MCP server over stdio (`memstrata mcp`): remember, recall, history, forget and review tools.
+"""MCP server over stdio (`memstrata mcp`): remember, recall, history, forget, purge, review.
 
 For Claude Code (`claude mcp add memstrata -- memstrata mcp`) and Cursor (`~/.cursor/mcp.json`).
 stdout carries the protocol; logs go to stderr.
@@ -7,14 +7,19 @@ stdout carries the protocol; logs go to stderr.
 from __future__ import annotations
 
 import logging
+import os
 from datetime import datetime
 from typing import Any
 
 from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
+from .. import access
 from ..engine import EngineError
+from ..engine.sanitize import defuse
 from ..engine.timeutil import parse_time as engine_time
+from . import mcp_stdio
+from .limits import DEFAULT_LIMITS
 from .memory import warm_up_in_background
 
 log = logging.getLogger(__name__)
@@ -39,8 +44,24 @@ def _time(value: str | None, name: str) -> datetime | None:
 
 def _hit(h: Any) -> dict[str, Any]:
     d = h.to_dict()
-    return {k: d[k] for k in ("text", "assertion_id", "valid_from", "valid_to", "score",
-                              "subject", "relation", "object")}
+    out = {k: d[k] for k in ("text", "assertion_id", "valid_from", "valid_to", "score",
+                             "subject", "relation", "object")}
+    out["text"] = defuse(out["text"])  # quoted back to a model: no role markers, no block tags
+    return out
+
+
+def check_write_token() -> None:
+    """Write tools run only for the install's owner: the token file must be readable by this
+    process, and MEMSTRATA_TOKEN, when the tool's MCP config sets it, must match it."""
+    try:
+        expected = access.load_token()
+    except access.TokenError as e:
+        raise ToolError(f"{e}; memory writes are refused") from None
+    given = os.environ.get(access.ENV_TOKEN)
+    if given is not None and not access.matches(given, expected):
+        raise ToolError(f"{access.ENV_TOKEN} in this MCP server's environment is not this "
+                        "install's access token; copy the current one from the app's Settings "
+                        "(or `memstrata token`) into the tool's MCP config")
 
 
 def build_server(engine: Any) -> MCPServer:
@@ -61,6 +82,10 @@ def build_server(engine: Any) -> MCPServer:
         """
         if not text.strip():
             raise ToolError("text is empty: pass the statement to remember")
+        if len(text) > DEFAULT_LIMITS.max_ingest_chars:
+            raise ToolError(f"text is {len(text):,} characters; remember at most "
+                            f"{DEFAULT_LIMITS.max_ingest_chars:,} at a time: split it")
+        check_write_token()
         res = guarded(engine.ingest, text, "mcp", _time(at, "at"))
         return res.to_dict()
 
@@ -81,7 +106,16 @@ def build_server(engine: Any) -> MCPServer:
     @server.tool()
     def forget(assertion_id: int) -> dict[str, Any]:
         """Retract a stored statement by id (it stays in the audit history)."""
+        check_write_token()
         return guarded(engine.forget, assertion_id).to_dict()
+
+    @server.tool()
+    def purge(assertion_id: int, reason: str = "purged") -> dict[str, Any]:
+        """Erase a stored statement's sentence and vector from the ledger file, irreversibly
+        (for secrets and personal data; `forget` keeps the text for audit). A tombstone keeps
+        the key, the interval and the reason."""
+        check_write_token()
+        return {"purged": [a.to_dict() for a in guarded(engine.purge, assertion_id, reason)]}
 
     @server.tool()
     def quarantine() -> dict[str, Any]:
@@ -91,17 +125,20 @@ def build_server(engine: Any) -> MCPServer:
     @server.tool()
     def approve(assertion_id: int) -> dict[str, Any]:
         """Approve a quarantined statement so it becomes a current fact."""
+        check_write_token()
         return guarded(engine.approve, assertion_id).to_dict()
 
     @server.tool()
     def reject(assertion_id: int) -> dict[str, Any]:
         """Reject a quarantined statement (kept for audit, never used)."""
+        check_write_token()
         return guarded(engine.reject, assertion_id).to_dict()
 
     return server
 
 
 def run_stdio(engine: Any) -> None:
-    """Serve the tools over stdin/stdout until the client closes the pipe."""
+    """Serve the tools over stdin/stdout until the client closes the pipe; every message is
+    checked for JSON-RPC 2.0 framing first and answered even when malformed (mcp_stdio)."""
     warm_up_in_background(engine)
-    build_server(engine).run("stdio")
+    mcp_stdio.run(build_server(engine))

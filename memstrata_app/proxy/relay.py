@@ -5,17 +5,29 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
-from starlette.requests import ClientDisconnect, Request
+import anyio
+from starlette.requests import Request
 from starlette.responses import Response
 
+from .bodies import (
+    BadBody,
+    BodyTooLarge,
+    ClientDisconnect,
+    client_gone,
+    json_type,
+    parse_object,
+    read_body,
+)
 from .dialects import Dialect, dialect_for_path
+from .limits import DEFAULT_LIMITS, Limits
+from .logthrottle import THROTTLE
 from .memory import MemoryService, Recall, Turns
-from .security import MAX_BODY_BYTES, too_large
-from .upstream import Upstream, UpstreamUnavailable
+from .security import too_large
+from .upstream import Upstream, UpstreamCall, UpstreamUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -23,6 +35,8 @@ OPT_OUT_HEADER = "x-memstrata-memory"
 _OFF_VALUES = ("off", "0", "false", "no")
 
 Validator = Callable[[dict[str, Any]], "Invalid | None"]
+T = TypeVar("T")
+_SNIFF_MODEL_BYTES = 64 * 1024  # pass-through bodies this small are read for their model name
 
 
 @dataclass(frozen=True)
@@ -45,35 +59,67 @@ class ChatAdapter:
     has_system: Callable[[dict[str, Any]], bool] | None = None
 
 
-class BodyTooLarge(Exception):
-    pass
+class ClientGone(Exception):
+    """The client hung up while we waited on its behalf."""
+
+
+async def unless_client_leaves(request: Request, work: Awaitable[T]) -> T:
+    """`work`'s result; ClientGone, with `work` cancelled, if the client hangs up first.
+
+    Call only once the body has been read: from then on the server's next message for this
+    request is the disconnect.
+    """
+    outcome: list[T] = []
+    failure: list[BaseException] = []
+    async with anyio.create_task_group() as tg:
+        async def watch() -> None:
+            while (await request.receive())["type"] != "http.disconnect":
+                pass
+            tg.cancel_scope.cancel()
+
+        tg.start_soon(watch)
+        try:
+            outcome.append(await work)
+        except Exception as e:  # kept out of the task group's ExceptionGroup
+            failure.append(e)
+        tg.cancel_scope.cancel()
+    if failure:
+        raise failure[0]
+    if not outcome:
+        raise ClientGone
+    return outcome[0]
+
+
+def log_client_gone(request: Request, when: str) -> None:
+    client = request.client
+    THROTTLE.log(log, logging.INFO, f"client-left:{when}",
+                 "client %s left %s %s %s; nothing sent upstream or its request closed",
+                 f"{client.host}:{client.port}" if client else "?", request.method,
+                 request.url.path, when)
 
 
 class Relay:
     """Per-app request handling over one MemoryService and one Upstream."""
 
-    def __init__(self, memory: MemoryService, upstream: Upstream, max_body: int = MAX_BODY_BYTES):
+    def __init__(self, memory: MemoryService, upstream: Upstream,
+                 limits: Limits = DEFAULT_LIMITS):
         self.memory = memory
         self.upstream = upstream
-        self.max_body = max_body
+        self.limits = limits
 
-    async def read_body(self, request: Request) -> bytes:
-        size, chunks = 0, []
-        async for chunk in request.stream():
-            size += len(chunk)
-            if size > self.max_body:
-                raise BodyTooLarge
-            chunks.append(chunk)
-        return b"".join(chunks)
+    @property
+    def max_body(self) -> int:
+        return self.limits.max_body_bytes
 
     async def body_or_refusal(self, request: Request, dialect: Dialect) -> bytes | Response:
         """The request body, or the answer to give instead (413 too large, 499 gone)."""
         try:
-            return await self.read_body(request)
+            return await read_body(request, self.max_body)
         except BodyTooLarge:
             return too_large(dialect, self.max_body)
         except ClientDisconnect:
-            return Response(status_code=499)
+            log_client_gone(request, "while sending its request")
+            return client_gone()
 
     async def passthrough(self, request: Request) -> Response:
         """Forward any request unchanged (tags, show, embed, models, unknown paths)."""
@@ -81,7 +127,9 @@ class Relay:
         body = await self.body_or_refusal(request, dialect)
         if isinstance(body, Response):
             return body
-        return await self._forward(request, body, dialect)
+        model = sniff_model(body)  # pass-through calls queue apart from the model's generations
+        slot = f"{model} {request.url.path}" if model else request.url.path
+        return await self._forward(request, body, dialect, slot=slot)
 
     async def chat(self, request: Request, adapter: ChatAdapter) -> Response:
         """A model call: store the new turn, inject current facts, stream the answer back."""
@@ -91,14 +139,9 @@ class Relay:
         if isinstance(body, Response):
             return body
         try:
-            data = json.loads(body)
-        except ValueError as e:
-            where = f" at line {e.lineno} column {e.colno}" if hasattr(e, "lineno") else ""
-            return dialect.error(400, f"request body is not valid JSON ({getattr(e, 'msg', e)}"
-                                      f"{where}); send one JSON object")
-        if not isinstance(data, dict):
-            return dialect.error(400, "request body must be a JSON object, "
-                                      f"not {json_type(data)}")
+            data = parse_object(body, self.limits.max_json_depth)
+        except BadBody as e:
+            return dialect.error(400, str(e), e.param)
         invalid = adapter.validate(data)
         if invalid is not None:
             return dialect.error(400, invalid.message, invalid.param)
@@ -116,15 +159,22 @@ class Relay:
                     block = f"{default}\n\n{block}" if default else block
                 adapter.inject(data, block)
                 body = json.dumps(data, ensure_ascii=False).encode("utf-8")
-        return await self._forward(request, body, dialect, t0=t0, recall=recall)
+        return await self._forward(request, body, dialect, slot=data["model"], t0=t0,
+                                   recall=recall)
 
     async def _forward(self, request: Request, body: bytes, dialect: Dialect, *,
-                       t0: float | None = None, recall: Recall | None = None) -> Response:
+                       slot: str = "", t0: float | None = None,
+                       recall: Recall | None = None) -> Response:
         try:
-            resp = await self.upstream.open(request.method, request.url.path,
-                                            request.url.query, request.headers, body)
+            call: UpstreamCall = await unless_client_leaves(request, self.upstream.open(
+                request.method, request.url.path, request.url.query, request.headers, body,
+                slot=slot))
+        except ClientGone:
+            log_client_gone(request, "while waiting for the upstream")
+            return client_gone()
         except UpstreamUnavailable as e:
-            log.warning("%s %s: %s", request.method, request.url.path, e)
+            THROTTLE.log(log, logging.WARNING, f"upstream-{e.status}", "%s %s: %s",
+                         request.method, request.url.path, e)
             return dialect.error(e.status, str(e))
         on_first = on_done = None
         if t0 is not None:
@@ -136,26 +186,23 @@ class Relay:
             def on_done() -> None:
                 metrics.record("endpoint.total", (time.perf_counter() - t0) * 1000)
 
-        out = await self.upstream.relay(resp, dialect, on_first, on_done)
+        out = await self.upstream.relay(call, dialect, on_first, on_done)
         if recall is not None:
             out.headers["x-memstrata-memory"] = recall.status
             out.headers["x-memstrata-facts"] = str(recall.facts)
         return out
 
 
-def json_type(v: Any) -> str:
-    """The JSON name of a value's type, for error messages."""
-    if v is None:
-        return "null"
-    if isinstance(v, bool):
-        return "a boolean"
-    if isinstance(v, int | float):
-        return "a number"
-    if isinstance(v, str):
-        return "a string"
-    if isinstance(v, list):
-        return "an array"
-    return "an object"
+def sniff_model(body: bytes) -> str:
+    """The "model" of a small JSON pass-through body, else ""."""
+    if not body or len(body) > _SNIFF_MODEL_BYTES or not body.lstrip().startswith(b"{"):
+        return ""
+    try:
+        data = json.loads(body)
+        model = data.get("model") or data.get("name")
+        return model[:200].encode("utf-8").decode() if isinstance(model, str) else ""
+    except (ValueError, RecursionError, AttributeError):  # UnicodeError is a ValueError
+        return ""
 
 
 def check_model(data: dict[str, Any], example: str = "llama3.2") -> Invalid | None:

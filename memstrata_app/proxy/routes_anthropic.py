@@ -9,7 +9,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from .dialects import ANTHROPIC
-from .injection import chat_turns, merge_message_content, merge_system_text
+from .injection import chat_turns, merge_message_content, merge_system_text, strip_blocks
 from .memory import Turns
 from .relay import ChatAdapter, Invalid, Relay, check_messages, check_model, check_types
 
@@ -29,6 +29,7 @@ def _turns(data: dict[str, Any]) -> Turns | None:
 
 
 def _inject(data: dict[str, Any], block: str) -> None:
+    strip_blocks(data.get("messages"))
     system = data.get("system")
     if isinstance(system, list):
         data["system"] = merge_message_content(system, block)

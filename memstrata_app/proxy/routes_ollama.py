@@ -15,6 +15,7 @@ from .injection import (
     inject_into_messages,
     merge_system_text,
     messages_have_system,
+    strip_block,
 )
 from .memory import Turns
 from .relay import ChatAdapter, Invalid, Relay, check_messages, check_model, check_types
@@ -47,6 +48,8 @@ def _generate_turns(data: dict[str, Any]) -> Turns | None:
 
 
 def _inject_generate(data: dict[str, Any], block: str) -> None:
+    if isinstance(data.get("prompt"), str):
+        data["prompt"] = strip_block(data["prompt"])
     data["system"] = merge_system_text(data.get("system"), block)
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import ipaddress
 import logging
-from urllib.parse import urlsplit
+import os
+import re
 
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -14,8 +15,10 @@ from .dialects import Dialect, dialect_for_path
 log = logging.getLogger(__name__)
 
 MAX_BODY_BYTES = 32 * 1024 * 1024
-# Non-web origins that local desktop tools send (same list Ollama allows by default).
-_APP_SCHEMES = ("app", "file", "tauri", "vscode-webview", "vscode-file")
+# Extra browser origins to allow, exactly as sent (comma-separated), for a local web tool.
+ENV_ORIGINS = "MEMSTRATA_ORIGINS"
+# host[:port], nothing else: no userinfo (`127.0.0.1:80@evil.com`), path or spaces
+_HOST_RE = re.compile(r"(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(?::([0-9]{1,5}))?")
 
 
 def is_loopback_host(host: str) -> bool:
@@ -33,17 +36,49 @@ def is_loopback_host(host: str) -> bool:
         return False
 
 
-def is_local_origin(origin: str) -> bool:
-    """True when a browser Origin is this machine or a local desktop app's webview."""
-    if origin == "null":
-        return False
-    parts = urlsplit(origin)
-    if parts.scheme in _APP_SCHEMES:
+def split_host(value: str) -> tuple[str, int | None] | None:
+    """(name, port) of a Host header value; None when it is more than a plain host[:port]."""
+    m = _HOST_RE.fullmatch(value)
+    if m is None:
+        return None
+    port = int(m.group(2)) if m.group(2) else None
+    if port is not None and port > 65535:
+        return None
+    return m.group(1).lower().strip("[]"), port
+
+
+def _loopback_name(name: str) -> bool:
+    """`localhost` itself or a loopback IP literal (not *.localhost, not a DNS name)."""
+    if name == "localhost":
         return True
-    if parts.scheme not in ("http", "https") or not parts.hostname:
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
         return False
-    return is_loopback_host(parts.hostname if ":" not in parts.hostname
-                            else f"[{parts.hostname}]")
+
+
+def is_allowed_host(value: str) -> bool:
+    """A Host header naming this machine: localhost or a loopback IP, any port, nothing more."""
+    parts = split_host(value)
+    return parts is not None and _loopback_name(parts[0])
+
+
+def is_local_origin(origin: str, own: tuple[str, int] | None = None) -> bool:
+    """True only for the endpoint's own origin: http://127.0.0.1:<port> or http://localhost:<port>.
+
+    `own` is the (host, port) the endpoint listens on. file://, null, other ports, other
+    loopback addresses and *.localhost are refused; MEMSTRATA_ORIGINS adds exact origins."""
+    extra = {o.strip().rstrip("/") for o in os.environ.get(ENV_ORIGINS, "").split(",")}
+    if origin.rstrip("/") in extra - {""}:
+        return True
+    if own is None or not origin.startswith("http://"):
+        return False
+    parts = split_host(origin[len("http://"):])
+    if parts is None:
+        return False
+    name, port = parts
+    own_host = own[0].lower().strip("[]")
+    return (port or 80) == own[1] and name in ("localhost", own_host) and _loopback_name(name)
 
 
 class LocalOnlyMiddleware:
@@ -62,15 +97,17 @@ class LocalOnlyMiddleware:
         host = headers.get("host", "")
         origin = headers.get("origin")
         response = None
-        if not is_loopback_host(host):
+        if not is_allowed_host(host):
             log.warning("refused request with non-loopback Host %r", host[:100])
             response = dialect.error(403, f"Host {host[:100]!r} is not allowed: the MemStrata "
                                           "endpoint only answers requests addressed to "
                                           "127.0.0.1 or localhost")
-        elif origin is not None and not is_local_origin(origin):
+        elif origin is not None and not is_local_origin(origin, _own_address(scope)):
             log.warning("refused request from Origin %r", origin[:100])
             response = dialect.error(403, f"Origin {origin[:100]!r} is not allowed: the MemStrata "
-                                          "endpoint only answers local tools and pages")
+                                          "endpoint only answers its own pages and local "
+                                          "tools (set MEMSTRATA_ORIGINS to allow a local "
+                                          "web tool's exact origin)")
         elif "x-memstrata-hop" in headers:
             log.error("forwarding loop: the upstream URL points back at a MemStrata endpoint")
             response = dialect.error(508, "MemStrata is forwarding to itself: ollama_url (or "
@@ -91,3 +128,11 @@ def too_large(dialect: Dialect, limit: int) -> JSONResponse:
     return dialect.error(
         413, f"request body is larger than the {limit // (1024 * 1024)} MiB limit; "
              "send less context or split the request")
+
+
+def _own_address(scope: Scope) -> tuple[str, int] | None:
+    """The (host, port) this request arrived on, from the ASGI server."""
+    server = scope.get("server")
+    if isinstance(server, tuple | list) and len(server) == 2 and server[1] is not None:
+        return str(server[0]), int(server[1])
+    return None

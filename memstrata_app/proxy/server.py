@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import errno
 import logging
 import socket
@@ -16,7 +17,10 @@ import uvicorn
 from starlette.types import ASGIApp
 
 from ..settings import start_extraction
+from . import logthrottle
 from .app import create_app
+from .connections import guarded_protocol
+from .limits import DEFAULT_LIMITS, Limits
 from .memory import warm_up_in_background
 from .security import is_loopback_host
 
@@ -52,6 +56,41 @@ def bind_loopback(host: str, port: int) -> socket.socket:
     return sock
 
 
+def raise_open_files_limit(wanted: int = 4096) -> int:
+    """Lift this process's soft open-files limit toward `wanted` (macOS starts at 256); the
+    limit now in force (0 where unknown)."""
+    try:
+        import resource
+    except ImportError:  # Windows: no such per-process limit to raise
+        return 0
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    target = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+    if soft != resource.RLIM_INFINITY and soft < target:
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+            soft = target
+    return 0 if soft == resource.RLIM_INFINITY else int(soft)
+
+
+def server_config(app: ASGIApp, limits: Limits, log_level: str) -> uvicorn.Config:
+    """uvicorn's settings for one of our servers: guarded connections under `limits`.
+
+    Each client connection can hold two descriptors (its socket and one upstream), so the
+    connection cap stays within half the open-files limit."""
+    files = raise_open_files_limit()
+    if files and limits.max_connections > (files - 64) // 2:
+        limits = dataclasses.replace(limits, max_connections=max(16, (files - 64) // 2))
+        log.info("open-files limit %d: at most %d client connections", files,
+                 limits.max_connections)
+    config = uvicorn.Config(app, log_level=log_level, access_log=False, lifespan="on",
+                            http=guarded_protocol(limits),
+                            h11_max_incomplete_event_size=limits.max_header_bytes,
+                            timeout_keep_alive=limits.keep_alive_timeout,
+                            timeout_graceful_shutdown=3)
+    logthrottle.install()  # after uvicorn has configured its loggers
+    return config
+
+
 def check_not_self(upstream_url: str, host: str, port: int) -> None:
     """Refuse an upstream that is this endpoint itself (e.g. OLLAMA_HOST set to our port)."""
     u = urlsplit(upstream_url)
@@ -85,9 +124,8 @@ class ServerThread:
             return
         sock = bind_loopback(self.host, self.requested_port)
         self.port = sock.getsockname()[1]
-        config = uvicorn.Config(self.app, log_level="warning", access_log=False,
-                                lifespan="on", timeout_keep_alive=30, timeout_graceful_shutdown=3)
-        server = self._server = uvicorn.Server(config)
+        limits = getattr(getattr(self.app, "state", None), "limits", DEFAULT_LIMITS)
+        server = self._server = uvicorn.Server(server_config(self.app, limits, "warning"))
         self._thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]},
                                         name=f"{self.name}-server", daemon=True)
         self._thread.start()
@@ -114,9 +152,10 @@ class EndpointServer:
     """The local endpoint on 127.0.0.1 in a background thread; memory switchable at run time."""
 
     def __init__(self, engine: Any, settings: Any, host: str = "127.0.0.1",
-                 port: int | None = None, *, upstream: str | None = None):
+                 port: int | None = None, *, upstream: str | None = None,
+                 limits: Limits = DEFAULT_LIMITS):
         self.engine, self.settings = engine, settings
-        self.app = create_app(engine, settings, upstream=upstream)
+        self.app = create_app(engine, settings, upstream=upstream, limits=limits)
         port = int(settings.get("endpoint_port")) if port is None else port
         self._thread = ServerThread(self.app, host, port, name="endpoint")
 
@@ -167,8 +206,7 @@ def serve_forever(engine: Any, settings: Any, host: str = "127.0.0.1",
     sock = bind_loopback(host, port)
     log.info("MemStrata endpoint on http://%s:%d, upstream %s, memory %s", host, port,
              app.state.upstream.base_url, "on" if app.state.memory.enabled else "off")
-    config = uvicorn.Config(app, log_level="info", access_log=False, lifespan="on",
-                            timeout_keep_alive=30, timeout_graceful_shutdown=3)
+    config = server_config(app, app.state.limits, "info")
     warm_up_in_background(engine)
     start_extraction(engine, settings)
     with contextlib.suppress(KeyboardInterrupt):  # uvicorn re-raises Ctrl-C after shutting down

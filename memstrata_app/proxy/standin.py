@@ -7,8 +7,10 @@ Used by the tests, the GUI tests and the TTFB benchmark. Usage:
         up.requests                      # list[RecordedRequest], oldest first
         up.last("/api/chat").json        # the body the upstream received
 
-Models: "standin-chat" (chat/generate, with a Modelfile SYSTEM prompt) and "standin-embed"
-(embeddings); any other name
+Models: "standin-chat" (chat/generate, with a Modelfile SYSTEM prompt), "standin-embed"
+(embeddings) and "standin-slow" (answers like standin-chat, but only after `slow_delay`
+seconds: `slow_waiting` counts the requests it holds, `slow_cancelled` those whose client hung
+up first, as Ollama stops a generation whose caller left); any other name
 answers 404 `model "x" not found, try pulling it first`. The reply echoes the last user
 text: "You said: <text>" plus " [memory]" when a <memstrata-memory> block reached the
 model. A user text containing "[[midstream-error]]" makes a stream fail after its first
@@ -38,6 +40,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+import anyio
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
@@ -48,7 +51,8 @@ from .server import ServerThread
 VERSION = "0.14.2"
 CHAT_MODEL = "standin-chat:latest"
 EMBED_MODEL = "standin-embed:latest"
-MODELS = (CHAT_MODEL, EMBED_MODEL)
+SLOW_MODEL = "standin-slow:latest"
+MODELS = (CHAT_MODEL, EMBED_MODEL, SLOW_MODEL)
 MIDSTREAM_ERROR = "[[midstream-error]]"
 CHAT_MODEL_SYSTEM = "You are the stand-in model."  # its Modelfile SYSTEM, as /api/show reports
 MEMORY_TAG = "<memstrata-memory>"
@@ -224,6 +228,9 @@ class _Recorder:
             RecordedRequest(scope["method"], scope["path"], headers, body, parsed))
         if self.standin.response_delay:
             await asyncio.sleep(self.standin.response_delay)
+        slow = isinstance(parsed, dict) and full_name(str(parsed.get("model"))) == SLOW_MODEL
+        if slow and not await self.standin.hold_slow(receive):
+            return  # the caller left: nothing to answer
         delivered = False
 
         async def replay() -> dict[str, Any]:
@@ -239,9 +246,12 @@ class _Recorder:
 class OllamaStandIn:
     """A local Ollama stand-in on 127.0.0.1 (random port), run in a background thread."""
 
-    def __init__(self, chunk_delay: float = 0.0, port: int = 0, response_delay: float = 0.0):
+    def __init__(self, chunk_delay: float = 0.0, port: int = 0, response_delay: float = 0.0,
+                 slow_delay: float = 30.0):
         self.chunk_delay = chunk_delay
         self.response_delay = response_delay
+        self.slow_delay = slow_delay
+        self.slow_waiting = self.slow_cancelled = 0
         self.requests: list[RecordedRequest] = []
         self.scripts: list[Script] = []
         from .standin_routes import build_routes
@@ -275,6 +285,19 @@ class OllamaStandIn:
 
     def clear(self) -> None:
         self.requests.clear()
+
+    async def hold_slow(self, receive: Receive) -> bool:
+        """Hold a slow-model request for `slow_delay` s; False when its client left first."""
+        self.slow_waiting += 1
+        try:
+            with anyio.move_on_after(self.slow_delay):
+                while (await receive())["type"] != "http.disconnect":
+                    pass
+                self.slow_cancelled += 1
+                return False
+            return True
+        finally:
+            self.slow_waiting -= 1
 
     def script(self, contains: str, reply: Any, model: str | None = None) -> None:
         """Answer chats whose last user text contains `contains` with `reply` (a str is sent

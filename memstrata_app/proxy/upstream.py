@@ -1,4 +1,4 @@
-"""The upstream Ollama: one pooled httpx client, header hygiene, byte-for-byte streaming relay."""
+"""The upstream Ollama: one pooled httpx client, per-model slots, header hygiene, relay."""
 
 from __future__ import annotations
 
@@ -6,12 +6,17 @@ import json
 import logging
 import socket
 import time
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 
+import anyio
 import httpx
-from starlette.responses import Response, StreamingResponse
+from starlette.responses import Response
 
 from .dialects import Dialect
+from .limits import DEFAULT_LIMITS
+from .logthrottle import THROTTLE
+from .streaming import RelayedStream
 
 log = logging.getLogger(__name__)
 
@@ -19,8 +24,10 @@ HOP_BY_HOP = frozenset({
     "connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "proxy-connection",
     "te", "trailer", "trailers", "transfer-encoding", "upgrade", "content-length", "host",
 })
-# Never forwarded upstream: our own control headers and browser-only context.
-_REQUEST_DROP = HOP_BY_HOP | {"origin", "referer", "x-memstrata-memory"}
+# Never forwarded upstream: our own control headers (and token) and browser-only context.
+_REQUEST_DROP = HOP_BY_HOP | {"origin", "referer", "cookie", "x-memstrata-memory",
+                              "x-memstrata-token"}
+_RESPONSE_DROP = HOP_BY_HOP | {"set-cookie", "set-cookie2"}
 # Sent upstream on every request; arriving back at an endpoint it means a forwarding loop.
 HOP_HEADER = "x-memstrata-hop"
 
@@ -35,6 +42,65 @@ class UpstreamUnavailable(Exception):
         self.status = status
 
 
+class ModelSlots:
+    """At most `per_model` requests in flight upstream per model, so one slow model cannot take
+    every connection; a request that finds none free within `wait` seconds is refused (503)."""
+
+    def __init__(self, per_model: int, wait: float):
+        self.per_model, self.wait = per_model, wait
+        self._slots: dict[str, tuple[anyio.Semaphore, list[int]]] = {}  # key -> (slots, [users])
+
+    def in_flight(self, key: str) -> int:
+        """Requests holding one of `key`'s slots now."""
+        entry = self._slots.get(key)
+        return self.per_model - entry[0].value if entry else 0
+
+    async def enter(self, key: str) -> Callable[[], None]:
+        """Wait for one of `key`'s slots; returns the (idempotent) function that frees it."""
+        sem, users = self._slots.setdefault(key, (anyio.Semaphore(self.per_model), [0]))
+        users[0] += 1
+        try:
+            if sem.value == 0:
+                THROTTLE.log(log, logging.INFO, "slots-full",
+                             "all %d upstream slots for %s are in use; waiting for one",
+                             self.per_model, key[:100])
+            with anyio.fail_after(self.wait):
+                await sem.acquire()
+        except BaseException:
+            self._leave(key, users)
+            raise
+        freed = False
+
+        def free() -> None:
+            nonlocal freed
+            if not freed:
+                freed = True
+                sem.release()
+                self._leave(key, users)
+        return free
+
+    def _leave(self, key: str, users: list[int]) -> None:
+        users[0] -= 1
+        if users[0] == 0:  # nobody holds or waits: forget the key (model names are unbounded)
+            self._slots.pop(key, None)
+
+
+@dataclass
+class UpstreamCall:
+    """An upstream response with its body not yet read, and the model slot it holds."""
+
+    response: httpx.Response
+    free_slot: Callable[[], None]
+
+    async def close(self) -> None:
+        """Close the response (its connection goes back or is dropped) and free the slot."""
+        try:
+            with anyio.CancelScope(shield=True):
+                await self.response.aclose()
+        finally:
+            self.free_slot()
+
+
 def request_headers(headers: Mapping[str, str]) -> dict[str, str]:
     """Headers to send upstream: hop-by-hop and Host dropped (httpx sets Host for the upstream)."""
     out = {k: v for k, v in headers.items() if k.lower() not in _REQUEST_DROP}
@@ -43,25 +109,34 @@ def request_headers(headers: Mapping[str, str]) -> dict[str, str]:
 
 
 def response_headers(headers: httpx.Headers) -> dict[str, str]:
-    """Headers to send back: the upstream's, minus hop-by-hop (the length is recomputed)."""
-    return {k: v for k, v in headers.items() if k.lower() not in HOP_BY_HOP}
+    """Headers to send back: the upstream's, minus hop-by-hop (the length is recomputed), CORS
+    grants and cookies: the upstream's permissions must not become the endpoint's."""
+    return {k: v for k, v in headers.items()
+            if k.lower() not in _RESPONSE_DROP and not k.lower().startswith("access-control-")}
 
 
 class Upstream:
     """Sends requests to the upstream Ollama and relays answers without buffering."""
 
     def __init__(self, base_url: str, timeout: httpx.Timeout = DEFAULT_TIMEOUT,
-                 transport: httpx.AsyncBaseTransport | None = None):
+                 transport: httpx.AsyncBaseTransport | None = None, *,
+                 per_model: int = DEFAULT_LIMITS.upstream_per_model,
+                 queue_timeout: float = DEFAULT_LIMITS.upstream_queue_timeout,
+                 max_connections: int = DEFAULT_LIMITS.max_connections):
         self.base_url = base_url.rstrip("/")
         self._timeout = timeout
         self._transport = transport
         self._client: httpx.AsyncClient | None = None
         self._systems: dict[str, str] = {}
+        # Each client connection holds at most one upstream request: a pool that size (plus a
+        # few for our own /api/show and /api/version) never makes a request wait on another's.
+        self._pool_size = max_connections + 16
+        self.slots = ModelSlots(per_model, queue_timeout)
 
     @property
     def client(self) -> httpx.AsyncClient:
         if self._client is None:
-            limits = httpx.Limits(max_connections=64, max_keepalive_connections=16)
+            limits = httpx.Limits(max_connections=self._pool_size, max_keepalive_connections=16)
             # No Nagle: headers and body go out as separate writes; don't wait on a delayed ACK.
             transport = self._transport or httpx.AsyncHTTPTransport(
                 limits=limits, socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)])
@@ -104,10 +179,32 @@ class Upstream:
         if self._client is not None:
             await self._client.aclose()
             self._client = None
+        self.slots = ModelSlots(self.slots.per_model, self.slots.wait)
 
     async def open(self, method: str, path: str, query: str, headers: Mapping[str, str],
-                   body: bytes) -> httpx.Response:
-        """Send one request and return the response with its body not yet read."""
+                   body: bytes, slot: str = "") -> UpstreamCall:
+        """Take one of `slot`'s slots (a model's name; default the path), send the request,
+        return the unread response.
+
+        Cancelling this (the client left) drops the upstream connection, which is how Ollama
+        learns to stop generating; the slot is freed either way.
+        """
+        key = slot or path
+        try:
+            free = await self.slots.enter(key)
+        except TimeoutError:
+            raise UpstreamUnavailable(
+                f"{key!r} already has {self.slots.per_model} requests in flight at the upstream "
+                f"Ollama and none finished within {self.slots.wait:.0f} s; try again when they "
+                "are done", 503) from None
+        try:
+            return UpstreamCall(await self._send(method, path, query, headers, body), free)
+        except BaseException:
+            free()
+            raise
+
+    async def _send(self, method: str, path: str, query: str, headers: Mapping[str, str],
+                    body: bytes) -> httpx.Response:
         url = path + ("?" + query if query else "")
         req = self.client.build_request(method, url, headers=request_headers(headers),
                                         content=body if body else None)
@@ -123,41 +220,25 @@ class Upstream:
                 f"{e or 'no detail'}); start Ollama (`ollama serve`) or set ollama_url / "
                 "OLLAMA_HOST to where it runs") from None
 
-    async def relay(self, resp: httpx.Response, dialect: Dialect,
+    async def relay(self, call: UpstreamCall, dialect: Dialect,
                     on_first_byte: Callable[[], None] | None = None,
                     on_done: Callable[[], None] | None = None) -> Response:
-        """Turn an open upstream response into ours: errors reshaped, bodies streamed live."""
+        """Turn an open upstream call into our answer: errors reshaped, bodies streamed live."""
+        resp = call.response
         headers = response_headers(resp.headers)
         if resp.status_code >= 400:
             try:
                 raw = await resp.aread()
+            except httpx.HTTPError:
+                raw = b""
             finally:
-                await resp.aclose()
+                await call.close()
             if on_first_byte:
                 on_first_byte()
             if on_done:
                 on_done()
             return error_passthrough(resp.status_code, raw, headers, dialect)
-
-        async def body() -> AsyncIterator[bytes]:
-            first = True
-            try:
-                async for chunk in resp.aiter_raw():
-                    if first and on_first_byte:
-                        on_first_byte()
-                    first = False
-                    yield chunk
-            except httpx.HTTPError as e:
-                log.warning("upstream stream from %s broke: %s", self.base_url, type(e).__name__)
-                yield dialect.stream_error(
-                    f"the upstream Ollama at {self.base_url} closed the stream early "
-                    f"({type(e).__name__}); try again")
-            finally:
-                await resp.aclose()
-                if on_done:
-                    on_done()
-
-        return StreamingResponse(body(), status_code=resp.status_code, headers=headers)
+        return RelayedStream(call, dialect, headers, self.base_url, on_first_byte, on_done)
 
 
 def error_passthrough(status: int, raw: bytes, headers: dict[str, str],

@@ -11,6 +11,7 @@ import ollama
 import openai
 import pytest
 
+from memstrata_app.access import load_token
 from memstrata_app.proxy import EndpointServer
 from memstrata_app.settings import Settings
 from tests.support.ollama_standin import OllamaStandIn
@@ -51,10 +52,16 @@ def shared_endpoint(tmp_path_factory: pytest.TempPathFactory, local_embedder,
     eng.close()
 
 
+def token_headers() -> dict[str, str]:
+    """What the management API asks for: this (test) install's access token."""
+    return {"Authorization": f"Bearer {load_token()}"}
+
+
 @pytest.fixture
 def shared_http(shared_endpoint: EndpointServer, upstream: OllamaStandIn
                 ) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=shared_endpoint.url, timeout=30) as client:
+    with httpx.Client(base_url=shared_endpoint.url, timeout=30,
+                      headers=token_headers()) as client:
         yield client
 
 
@@ -69,7 +76,8 @@ def endpoint(engine, settings, upstream) -> Iterator[EndpointServer]:
 
 @pytest.fixture
 def http(endpoint) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=endpoint.url, timeout=30) as client:
+    """A client of the endpoint that holds the install's token (as the app and CLI do)."""
+    with httpx.Client(base_url=endpoint.url, timeout=30, headers=token_headers()) as client:
         yield client
 
 

@@ -10,9 +10,18 @@ from memstrata_app.proxy.standin import (
     EMBED_MODEL,
     MEMORY_TAG,
     MIDSTREAM_ERROR,
+    SLOW_MODEL,
     OllamaStandIn,
     RecordedRequest,
 )
 
-__all__ = ["CHAT_MODEL", "CHAT_MODEL_SYSTEM", "EMBED_MODEL", "MEMORY_TAG", "MIDSTREAM_ERROR",
-           "OllamaStandIn", "RecordedRequest"]
+__all__ = [
+    "CHAT_MODEL",
+    "CHAT_MODEL_SYSTEM",
+    "EMBED_MODEL",
+    "MEMORY_TAG",
+    "MIDSTREAM_ERROR",
+    "SLOW_MODEL",
+    "OllamaStandIn",
+    "RecordedRequest",
+]

@@ -1,0 +1,537 @@
+"""Secrets in what people paste: find them and put a typed placeholder in their place.
+
+`redact(text)` runs before anything of a text is hashed, embedded, extracted or stored, so a
+key, token or password said in chat never reaches the ledger, the vector index, a query
+answer or an injected block. Each secret becomes `[secret:<type>]`:
+
+    "the deploy token is ghp_…"  ->  "the deploy token is [secret:github-token]"
+
+Detection is detect-secrets' (Yelp) maintained rule set, used as a library and offline:
+- its format plugins (AWS, GitHub, GitLab, Slack, Stripe, OpenAI, JWT, private keys, basic
+  auth in URLs, npm, PyPI, SendGrid, Twilio, Discord, Telegram, Mailchimp, Azure, IBM, …),
+  run over the text with their own expressions (never their network verification);
+- its keyword detector's assignment forms (`password = …`, `api_key: "…"`), with its
+  heuristic filters (templates, `$VAR`, UUIDs, sequential strings, indirect references);
+- its Shannon entropy measure for unlabelled random strings, held to a shape that leaves
+  out git SHAs, UUIDs, versions and identifiers (see `_random_looking`).
+Three things it lacks are added here: chat phrasing ("the password is …", "the token for
+staging: …"), current token prefixes its 1.5 release predates (`sk-proj-`, `sk-ant-`,
+`github_pat_`, …), and whole private-key blocks (the plugin flags only the header line).
+
+Pure: no I/O, no network, no logging of values (only types and counts).
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import math
+import re
+import threading
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+PLACEHOLDER_RE = re.compile(r"\[secret:[a-z0-9-]{1,40}\]")
+PLACEHOLDER_MARK = "[secret:"
+
+
+def placeholder(kind: str) -> str:
+    return f"[secret:{kind}]"
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One secret found in a text: where it was, what kind, and which rule said so.
+
+    The secret value itself is not kept: callers only ever need its place and type.
+    """
+
+    start: int
+    end: int
+    kind: str  # the placeholder's type: "github-token", "password", …
+    rule: str  # the detector that found it ("GitHub Token", "keyword", "entropy", …)
+
+
+# detect-secrets' plugin types -> our placeholder types
+_PLUGIN_KINDS = {
+    "AWS Access Key": "aws-access-key",
+    "Artifactory Credentials": "artifactory-token",
+    "Azure Storage Account access key": "azure-storage-key",
+    "Basic Auth Credentials": "password",
+    "Cloudant Credentials": "cloudant-key",
+    "Discord Bot Token": "discord-token",
+    "GitHub Token": "github-token",
+    "GitLab Token": "gitlab-token",
+    "IBM Cloud IAM Key": "ibm-cloud-key",
+    "IBM COS HMAC Credentials": "ibm-cos-key",
+    "JSON Web Token": "jwt",
+    "Mailchimp Access Key": "mailchimp-key",
+    "NPM tokens": "npm-token",
+    "OpenAI Token": "openai-key",
+    "Private Key": "private-key",
+    "PyPI Token": "pypi-token",
+    "SendGrid API Key": "sendgrid-key",
+    "Slack Token": "slack-token",
+    "SoftLayer Credentials": "softlayer-key",
+    "Square OAuth Secret": "square-key",
+    "Stripe Access Key": "stripe-key",
+    "Telegram Bot Token": "telegram-token",
+    "Twilio API Key": "twilio-key",
+}
+# Not secrets in a developer's chat: a public IP address is something people say on purpose.
+_SKIPPED_PLUGINS = {"Public IP (ipv4)", "Hex High Entropy String", "Base64 High Entropy String",
+                    "Secret Keyword"}
+
+# Plugins whose forms are `<optional vendor> key = <n chars>`: after the specific formats, and
+# typed by vendor only when the vendor is named
+_GENERIC_PLUGINS = {
+    "IBM Cloud IAM Key": r"ibm|cloud|iam", "IBM COS HMAC Credentials": r"ibm|cos|hmac",
+    "SoftLayer Credentials": r"softlayer|\bsl", "Cloudant Credentials": r"cloudant|\bcl",
+}
+
+# Token formats newer than detect-secrets 1.5's plugins (prefixes as their issuers document
+# them); the body lengths are the issuers' minimums, so prose never matches.
+_EXTRA_FORMATS: tuple[tuple[str, str], ...] = (
+    ("openai-key", r"\bsk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{20,}"),
+    ("anthropic-key", r"\bsk-ant-(?:api|admin|oat|sid)\d{2}-[A-Za-z0-9_-]{20,}"),
+    ("api-key", r"\bsk-[A-Za-z0-9]{32,}\b"),  # classic "sk-…" keys (OpenAI, DeepSeek, …)
+    ("github-token", r"\bgithub_pat_[A-Za-z0-9_]{22,}"),
+    ("google-api-key", r"\bAIza[0-9A-Za-z_-]{35}"),
+    ("huggingface-token", r"\bhf_[A-Za-z0-9]{30,}"),
+    ("npm-token", r"\bnpm_[A-Za-z0-9]{36}\b"),
+    ("stripe-key", r"\b(?:sk|rk|pk)_(?:live|test)_[0-9A-Za-z]{20,}"),
+    ("slack-token", r"\bxapp-\d-[A-Z0-9]+-\d+-[a-z0-9]+"),
+    ("digitalocean-token", r"\bdo[opr]_v1_[a-f0-9]{64}\b"),
+    ("shopify-token", r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}\b"),
+)
+
+_PRIVATE_KEY_BLOCK = re.compile(
+    r"-----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----.*?"
+    r"(?:-----END[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----|\Z)", re.DOTALL)
+_PUTTY_KEY = re.compile(r"PuTTY-User-Key-File-\d:.*?(?:Private-MAC:[^\n]*|\Z)", re.DOTALL)
+
+# Chat phrasing: "<keyword> [for <what>] is/was/=/: <value>", "set the <keyword> to <value>",
+# "use <value> as the <keyword>"
+_KEYWORDS = {
+    "password": "password", "passwd": "password", "passphrase": "password",
+    "pass phrase": "password", "pwd": "password", "credentials": "password",
+    "creds": "password", "login": "password",
+    "secret": "secret", "client secret": "secret", "secret key": "secret",
+    "api key": "api-key", "apikey": "api-key", "api token": "api-key",
+    "access key": "api-key", "auth key": "api-key", "license key": "api-key",
+    "token": "token", "access token": "token", "auth token": "token",
+    "bearer token": "token", "refresh token": "token", "session token": "token",
+    "personal access token": "token", "bot token": "token",
+    "private key": "private-key",
+    "aws secret access key": "aws-secret-key", "aws secret key": "aws-secret-key",
+    "secret access key": "aws-secret-key",
+}
+_KW_ALT = "|".join(sorted((re.escape(k).replace(r"\ ", r"[ _-]?") for k in _KEYWORDS),
+                          key=len, reverse=True))
+_KW = rf"(?<![\w:/.-])(?P<kw>{_KW_ALT})s?(?![\w-])"
+_VALUE = r"(?P<q>[\"'`]?)(?P<val>[^\s\"'`]+)(?P=q)"
+_WHAT = r"(?:the\s+|our\s+|my\s+|a\s+)?"
+_PHRASES = (
+    # "the password for the staging db is …", "API_TOKEN: …", "token -> …", "token now …"
+    re.compile(
+        rf"{_KW}(?:\s+(?:for|of|on|in)\s+{_WHAT}[\w./@:-]+(?:\s+[\w./@:-]+){{0,3}}?)?"
+        r"(?:\s*\([^)]{0,40}\))?"
+        r"(?:\s*(?:is|was|will\s+be|=|==|:=|:|->|=>)\s*(?:now\s+|still\s+|just\s+)?"
+        r"|\s+(?:is\s+)?(?:now|still)\s+"
+        r"|\s+(?:was\s+|is\s+|got\s+)?(?:set|changed|rotated|reset|updated)\s+to\s+)"
+        + _VALUE, re.IGNORECASE),
+    # "set the staging API key to …", "rotated our deploy token to …"
+    re.compile(
+        r"(?<![\w-])(?:set|change|changed|rotate|rotated|reset|update|updated)\s+"
+        rf"{_WHAT}(?:[\w.-]+\s+){{0,3}}?{_KW}\s+to\s+" + _VALUE, re.IGNORECASE),
+    # "use hunter2-Long! as the password", "log in with password hunter2-Long!"
+    re.compile(
+        rf"(?<![\w-])(?:use|used|using|with|try)\s+{_WHAT}{_KW}\s+" + _VALUE, re.IGNORECASE),
+    re.compile(
+        rf"(?<![\w-])(?:use|used|using|try)\s+{_VALUE}\s+as\s+{_WHAT}(?:[\w.-]+\s+){{0,2}}?"
+        rf"{_KW}", re.IGNORECASE),
+)
+
+# Values that name where a secret lives, or a placeholder, rather than being one.
+_NOT_A_VALUE = re.compile(
+    r"""^(?:
+        \$\{?[A-Za-z_][\w]*\}?            # $VAR, ${VAR}
+      | %[A-Za-z_]\w*%                    # %VAR%
+      | \{\{.*\}\} | \{.*\} | <.*>        # templates
+      | [A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+     # an env var's name: GITHUB_TOKEN
+      | (?:[A-Za-z_]\w*\.)+[A-Za-z_]\w*(?:\(\))?   # settings.SECRET_KEY, os.getenv()
+      | [A-Za-z_]\w*\(.*\)?               # a call: get_secret(...)
+      | [~.]?/\S*                         # a path
+      | [a-z][\w+.-]*://\S*               # a URL (credentials in one: basic-auth plugin)
+      | \*+ | x{3,} | X{3,} | \.{3,} | …  # masked
+      | \d+(?:\.\d+)+[a-z0-9-]*           # a version
+      | v\d+(?:\.\d+)*                    # v2, v1.4
+      | \d{1,5}                           # a short number: a length, a port, a count
+      | [0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}  # a UUID
+      | [\w.+-]+@[\w-]+(?:\.[\w-]+)+       # an email address
+      | arn:[\w-]*:\S*                     # an AWS resource name
+      | \d+(?:\.\d+)?\s*(?:ms|s|sec|m|min|h|d|days?|kb|mb|gb|%|chars?|characters)  # amounts
+    )$""", re.VERBOSE | re.IGNORECASE)
+# What a value is like, not what it is: "base64-encoded", "sha256", "bcrypt-hashed"
+_DESCRIPTION = re.compile(
+    r"^(?:[a-z]+\d*-(?:encoded|based|protected|only|free|compatible|enabled|disabled|hashed"
+    r"|salted|encrypted|signed|scoped|bound|less|style|like)"
+    r"|base\d+\w*|sha-?\d+|md5|bcrypt\w*|scrypt|argon2\w*|pbkdf2\w*|hmac[\w-]*|utf-?\d+"
+    r"|rsa-?\d*|ed25519|aes-?\d+\w*|oauth\d*|\d+-?(?:bits?|bytes?|chars?|characters|digits?))$")
+_PLACEHOLDER_WORDS = {
+    "redacted", "hidden", "changeme", "change-me", "placeholder", "secret", "password",
+    "token", "none", "null", "empty", "unset", "undefined", "required", "optional",
+    "todo", "tbd", "n/a", "example", "dummy", "fake", "test",
+}
+
+_LONG_RUN = re.compile(r"[A-Za-z0-9_\-+/=.:@]{11,}")
+_JWT_TAIL = re.compile(r"[A-Za-z0-9_\-.+/=]*")
+_WORDS = re.compile(r"[a-z]{4,}|[A-Z][a-z]{3,}")
+_TOKEN_RE = re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/_-]{24,}={0,2}(?![A-Za-z0-9+/=_-])")
+# "Authorization: Bearer …", "-H 'Authorization: token …'"
+_AUTH_HEADER = re.compile(
+    r"(?<![\w-])(?:Bearer|Basic|Token|Bot)\s+(?P<val>[A-Za-z0-9._~+/=-]{12,})", re.IGNORECASE)
+_BASE64_CHARSET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/\\-_="
+ENTROPY_LIMIT = 4.2  # bits per character, detect-secrets' measure (its own default is 4.5)
+
+
+class _Detectors:
+    """detect-secrets' plugins and filters, loaded once (the import pulls in requests)."""
+
+    def __init__(self) -> None:
+        from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
+        from detect_secrets.filters import heuristic
+        from detect_secrets.plugins.base import RegexBasedDetector
+        from detect_secrets.plugins.high_entropy_strings import Base64HighEntropyString
+        from detect_secrets.plugins.keyword import (
+            CONFIG_DENYLIST_REGEX_TO_GROUP,
+            QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP,
+        )
+
+        self.plugins: list[tuple[str, Any]] = []
+        mapping: dict[str, Any] = dict(get_mapping_from_secret_type_to_class())
+        for secret_type, cls in sorted(mapping.items()):
+            if secret_type in _SKIPPED_PLUGINS or not issubclass(cls, RegexBasedDetector):
+                continue
+            self.plugins.append((secret_type, cls()))
+        self.keyword_forms: list[tuple[re.Pattern[str], int]] = list(
+            {**CONFIG_DENYLIST_REGEX_TO_GROUP, **QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP}.items())
+        self.entropy = Base64HighEntropyString(limit=ENTROPY_LIMIT)
+        self.heuristic = heuristic
+        self.extra = [(kind, re.compile(rx)) for kind, rx in _EXTRA_FORMATS]
+
+
+_lock = threading.Lock()
+
+
+@lru_cache(maxsize=1)
+def _detectors() -> _Detectors:
+    with _lock:
+        return _Detectors()
+
+
+def warm_up() -> None:
+    """Load the rule set now (about 0.1 s), off the path of the first ingest."""
+    _detectors()
+
+
+def find_secrets(text: str) -> list[Finding]:
+    """Every secret in `text`, as non-overlapping spans in text order."""
+    if not text or not isinstance(text, str):
+        return []
+    d = _detectors()
+    protected = [m.span() for m in PLACEHOLDER_RE.finditer(text)]
+    long_run = _LONG_RUN.search(text) is not None  # every format below is one run of 11+
+    found: list[Finding] = []  # in order of preference where two cover the same span
+    found += _private_keys(text)
+    if long_run:
+        found += _plugin_hits(d, text, generic=False)
+        found += _extra_hits(d, text)
+        found += _plugin_hits(d, text, generic=True)
+    found += _keyword_hits(d, text)
+    if long_run:
+        found += _entropy_hits(d, text)
+    return _merge(found, protected)
+
+
+def redact(text: str) -> tuple[str, list[Finding]]:
+    """`text` with each secret replaced by `[secret:<type>]`, and what was replaced (with
+    positions in the original text)."""
+    findings = find_secrets(text)
+    if not findings:
+        return text, []
+    out, pos = [], 0
+    for f in findings:
+        out.append(text[pos:f.start])
+        out.append(placeholder(f.kind))
+        pos = f.end
+    out.append(text[pos:])
+    log.debug("redacted %d secret(s): %s", len(findings),
+              ", ".join(sorted({f.kind for f in findings})))
+    return "".join(out), findings
+
+
+def count_placeholders(texts: Iterable[str]) -> int:
+    return sum(len(PLACEHOLDER_RE.findall(t)) for t in texts if t)
+
+
+# --- the detectors -----------------------------------------------------------------------------
+def _private_keys(text: str) -> list[Finding]:
+    if "PRIVATE KEY" not in text and "PuTTY-User-Key-File" not in text:
+        return []
+    out = [Finding(m.start(), m.end(), "private-key", "Private Key")
+           for m in _PRIVATE_KEY_BLOCK.finditer(text)]
+    out += [Finding(m.start(), m.end(), "private-key", "Private Key")
+            for m in _PUTTY_KEY.finditer(text)]
+    return out
+
+
+def _secret_span(m: re.Match[str]) -> tuple[int, int]:
+    """What a plugin's expression reports as the secret: its last non-empty group, as
+    detect-secrets' own `analyze_string` does, else the whole match; a group that only
+    captures the prefix (GitHub's `(ghp|gho|…)_…`) stands for the whole match."""
+    for g in range(m.re.groups, 0, -1):
+        if m.group(g):
+            return m.span() if m.start(g) == m.start() else m.span(g)
+    return m.span()
+
+
+def _plugin_hits(d: _Detectors, text: str, generic: bool) -> list[Finding]:
+    out = []
+    for secret_type, plugin in d.plugins:
+        if secret_type == "Private Key" or (secret_type in _GENERIC_PLUGINS) != generic:
+            continue  # private keys: whole blocks, above
+        for rx in plugin.denylist:
+            for m in rx.finditer(text):
+                s, e = _secret_span(m)
+                value = text[s:e].strip()
+                if not value:
+                    continue
+                s = text.index(value, s)
+                e = s + len(value)
+                if _filtered(d, value):
+                    continue
+                if secret_type == "Artifactory Credentials" and not re.search(r"\d", value):
+                    continue  # "APACRegion…": the AP… password form needs a digit to be one
+                if secret_type == "JSON Web Token":  # its expression stops before the
+                    tail = _JWT_TAIL.match(text, e)  # signature (a lazy tail)
+                    e = tail.end() if tail else e
+                kind = _PLUGIN_KINDS.get(secret_type, _slug(secret_type))
+                if generic and not re.search(_GENERIC_PLUGINS[secret_type], m.group(),
+                                             re.IGNORECASE):
+                    kind = "api-key"  # "API_KEY=<44 chars>" fits IBM's form; say what it is
+                out.append(Finding(s, e, kind, secret_type))
+    return out
+
+
+def _extra_hits(d: _Detectors, text: str) -> list[Finding]:
+    out = []
+    for kind, rx in d.extra:
+        for m in rx.finditer(text):
+            value = m.group()
+            if kind == "api-key" and not (re.search(r"\d", value) and re.search("[A-Z]", value)):
+                continue  # "sk-" followed by a long lowercase word is not a key
+            out.append(Finding(m.start(), m.end(), kind, "format"))
+    return out
+
+
+def _keyword_hits(d: _Detectors, text: str) -> list[Finding]:
+    low = text.lower()
+    if not any(k in low for k in ("pass", "pwd", "secret", "key", "token", "cred", "login",
+                                  "bearer", "basic", "bot", "contrase")):
+        return []
+    out: list[Finding] = []
+    # detect-secrets' keyword detector: `password = …`, `api_key: "…"`, per line
+    offset = 0
+    for line in text.splitlines(keepends=True):
+        if len(line) <= 2000:
+            for rx, group in d.keyword_forms:
+                for m in rx.finditer(line):
+                    s, e = m.span(group)
+                    if d.heuristic.is_indirect_reference(line):
+                        break  # `password = os.environ["DB_PASSWORD"]`
+                    if m.start() > 0 and line[m.start() - 1] in ":/.-":
+                        continue  # inside a name: "arn:aws:secretsmanager:…"
+                    f = _value_finding(d, line, s, e, _kind_of(line[:s], m.group(0)),
+                                       "keyword", quoted=_quoted(line, s, e))
+                    if f is not None:
+                        out.append(Finding(f.start + offset, f.end + offset, f.kind, f.rule))
+        offset += len(line)
+    for m in _AUTH_HEADER.finditer(text):
+        s, e = m.span("val")
+        f = _value_finding(d, text, s, e, "token", "header", quoted=False)
+        if f is not None:
+            out.append(f)
+    # chat phrasing
+    for rx in _PHRASES:
+        for m in rx.finditer(text):
+            s, e = m.span("val")
+            kind = _KEYWORDS.get(re.sub(r"[ _-]+", " ", m.group("kw").lower()), "secret")
+            f = _value_finding(d, text, s, e, kind, "phrase", quoted=bool(m.group("q")))
+            if f is not None:
+                out.append(f)
+    return out
+
+
+def _quoted(line: str, s: int, e: int) -> bool:
+    return s > 0 and e < len(line) and line[s - 1] in "\"'`" and line[e] == line[s - 1]
+
+
+def _kind_of(before: str, assignment: str) -> str:
+    low = assignment.lower()
+    if "aws" in before.lower() and "secret" in low:
+        return "aws-secret-key"
+    for word, kind in (("pass", "password"), ("pwd", "password"), ("contrase", "password"),
+                       ("priv", "private-key"), ("token", "token"), ("key", "api-key"),
+                       ("secret", "secret")):
+        if word in low:
+            return kind
+    return "secret"
+
+
+def _value_finding(d: _Detectors, text: str, s: int, e: int, kind: str, rule: str,
+                   quoted: bool) -> Finding | None:
+    """The value after a keyword, trimmed to one token, if it can be a secret at all."""
+    raw = text[s:e]
+    if not quoted:  # the keyword forms run to the end of the line: keep the first word
+        m = re.match(r"\S+", raw)
+        if m is None:
+            return None
+        raw = m.group()
+        raw = raw.rstrip(".,;:)]}>\"'`?([{")
+    else:
+        raw = raw.strip()
+    if not raw:
+        return None
+    s = text.index(raw, s)
+    e = s + len(raw)
+    if not _can_be_secret(d, raw, quoted, kind):
+        return None
+    if kind in ("secret", "api-key", "token") and _aws_secret_shape(raw, text):
+        kind = "aws-secret-key"
+    return Finding(s, e, kind, rule)
+
+
+def _aws_secret_shape(value: str, text: str) -> bool:
+    """AWS secret access keys: 40 base64 characters, said near "AWS" or an access key id."""
+    return (len(value) == 40 and re.fullmatch(r"[A-Za-z0-9/+]{40}", value) is not None
+            and (("aws" in text.lower()) or re.search(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b", text)
+                 is not None))
+
+
+def _can_be_secret(d: _Detectors, value: str, quoted: bool, kind: str) -> bool:
+    if PLACEHOLDER_RE.search(value) or value.startswith("[secret"):
+        return False
+    low = value.lower()
+    if (_NOT_A_VALUE.match(value) or low.strip("-_") in _PLACEHOLDER_WORDS
+            or _DESCRIPTION.match(low) or _filtered(d, value)):
+        return False
+    if quoted:
+        return len(value) >= 4
+    if len(value) < 6 or (not re.search("[A-Za-z]", value) and not value.isdigit()):
+        return False
+    # A bare word ("the password is required", "the token is per-environment") is prose,
+    # not a secret: an unquoted value needs a digit or a symbol. Quote an all-letter
+    # password to have it caught ("the password is 'swordfish'").
+    if not re.search(r"[^A-Za-z_\-]", value):
+        return False
+    if kind == "password":
+        return True  # people's passwords: "hunter2", "Tr0ub4dor&3"
+    # keys and tokens are made by machines: long, and not made of words ("base64url")
+    return len(value) >= 12 and not _wordy(value)
+
+
+def _wordy(value: str) -> bool:
+    return sum(len(w) for w in _WORDS.findall(value) if _wordlike(w)) >= 0.5 * len(value)
+
+
+def _filtered(d: _Detectors, value: str) -> bool:
+    """detect-secrets' own heuristic filters (those that apply to text, not files)."""
+    h = d.heuristic
+    try:
+        return (h.is_sequential_string(value) or h.is_potential_uuid(value)
+                or h.is_templated_secret(value) or h.is_prefixed_with_dollar_sign(value)
+                or h.is_not_alphanumeric_string(value))
+    except Exception:  # pragma: no cover - a filter failing must not stop ingest
+        return False
+
+
+def _entropy_hits(d: _Detectors, text: str) -> list[Finding]:
+    out = []
+    for m in _TOKEN_RE.finditer(text):
+        value = m.group()
+        if _random_looking(d, value):
+            kind = "aws-secret-key" if _aws_secret_shape(value, text) else "token"
+            out.append(Finding(m.start(), m.end(), kind, "entropy"))
+    return out
+
+
+def _random_looking(d: _Detectors, value: str) -> bool:
+    """A long unlabelled string that is random, not a name.
+
+    Git SHAs, hashes and UUIDs (hex, one case), versions and paths (dots, slashes between
+    words) and identifiers (camelCase, snake_case: few switches between letter cases and
+    digits) all fall short of one of these.
+    """
+    if len(value) < 24 or len(value) > 1000:
+        return False
+    if not (re.search("[a-z]", value) and re.search("[A-Z]", value) and re.search(r"\d", value)):
+        return False
+    if _filtered(d, value):
+        return False
+    if d.entropy.calculate_shannon_entropy(value) < min(ENTROPY_LIMIT,
+                                                         math.log2(len(value)) - 0.6):
+        return False
+    classes = [_char_class(c) for c in value]
+    switches = sum(1 for a, b in itertools.pairwise(classes) if a != b)
+    if switches < 0.3 * len(value):
+        return False
+    # made of words ("TestUserAccountServiceImplV2Handler"): in random text, runs of four
+    # or more letters that read like syllables (a vowel in every four) cover far less
+    if _wordy(value):
+        return False
+    # a path or a dotted name between words ("src/app/Button2Handler") is not random
+    parts = [p for p in re.split(r"[/_=-]", value) if p]
+    return not (len(parts) >= 3 and all(len(p) < 12 for p in parts))
+
+
+def _wordlike(run: str) -> bool:
+    vowels = sum(1 for c in run.lower() if c in "aeiouy")
+    return vowels * 4 >= len(run) and not re.search("[^aeiouy]{4}", run.lower())
+
+
+def _char_class(c: str) -> int:
+    if c.islower():
+        return 0
+    if c.isupper():
+        return 1
+    if c.isdigit():
+        return 2
+    return 3
+
+
+def _merge(found: list[Finding], protected: list[tuple[int, int]]) -> list[Finding]:
+    """Non-overlapping findings, the widest first where two overlap; nothing inside an
+    existing placeholder."""
+    def inside_placeholder(f: Finding) -> bool:
+        return any(f.start < pe and ps < f.end for ps, pe in protected)
+
+    order = sorted((f for f in found if not inside_placeholder(f)),
+                   key=lambda f: (f.start, -(f.end - f.start)))
+    out: list[Finding] = []
+    for f in order:
+        if out and f.start < out[-1].end:
+            last = out[-1]
+            if f.end > last.end:  # overlapping: cover both with the first one's type
+                out[-1] = Finding(last.start, f.end, last.kind, last.rule)
+            continue
+        out.append(f)
+    return out
+
+
+def _slug(secret_type: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", secret_type.lower()).strip("-")[:40] or "secret"

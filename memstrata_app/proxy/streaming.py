@@ -1,0 +1,126 @@
+"""Relaying an upstream body as it arrives: whole lines for NDJSON and SSE, so a cut upstream
+never leaves half a frame glued to our error frame, and a client that leaves frees the upstream.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import AsyncIterator, Callable
+from typing import TYPE_CHECKING
+
+import httpx
+from starlette.requests import ClientDisconnect
+from starlette.responses import StreamingResponse
+from starlette.types import Receive, Scope, Send
+
+from .dialects import Dialect
+from .logthrottle import THROTTLE
+
+if TYPE_CHECKING:
+    from .upstream import UpstreamCall
+
+log = logging.getLogger(__name__)
+
+NDJSON, SSE = "ndjson", "sse"
+_HOLD_MAX = 4 * 1024 * 1024  # an unfinished line longer than this is passed on as it is
+
+
+class _Cut(Exception):
+    """The upstream broke off a body that has no frames to end it with (plain JSON)."""
+
+
+def framing(headers: httpx.Headers) -> str | None:
+    """NDJSON, SSE, or None (relay bytes as they are) from the upstream's media type."""
+    if headers.get("content-encoding", "identity").lower() != "identity":
+        return None
+    media = headers.get("content-type", "").split(";", 1)[0].strip().lower()
+    if media == "text/event-stream":
+        return SSE
+    if media in ("application/x-ndjson", "application/ndjson", "application/jsonl"):
+        return NDJSON
+    return None
+
+
+def frame_end(kind: str | None, sent: bytes) -> bytes:
+    """What must follow `sent` (the tail of what went out) before a frame of our own."""
+    if kind == SSE:
+        if not sent or sent.endswith(b"\n\n"):
+            return b""
+        return b"\n" if sent.endswith(b"\n") else b"\n\n"
+    return b"" if not sent or sent.endswith(b"\n") else b"\n"
+
+
+def error_frame(kind: str, dialect: Dialect, message: str) -> bytes:
+    """One more frame, in the stream's own format, that carries an error in the caller's shape."""
+    body = json.dumps(dialect.error_body(500, message), ensure_ascii=False).encode("utf-8")
+    if kind == NDJSON:
+        return body + b"\n"
+    event = b"event: error\n" if dialect.name == "anthropic" else b""
+    return event + b"data: " + body + b"\n\n"
+
+
+class RelayedStream(StreamingResponse):
+    """The upstream's body, relayed live; the upstream call is always closed when this ends."""
+
+    def __init__(self, call: UpstreamCall, dialect: Dialect, headers: dict[str, str],
+                 base_url: str, on_first_byte: Callable[[], None] | None,
+                 on_done: Callable[[], None] | None):
+        self.call, self.dialect, self.base_url = call, dialect, base_url
+        self.kind = framing(call.response.headers)
+        self.on_first_byte, self.on_done = on_first_byte, on_done
+        self.finished = self.cut = False
+        super().__init__(self._body(), status_code=call.response.status_code, headers=headers)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        except _Cut:
+            pass  # returning without the final chunk makes the server drop the connection
+        except ClientDisconnect:
+            pass  # (ASGI 2.4 servers say so by raising; 2.3 ones, uvicorn's h11, by message)
+        finally:
+            await self.call.close()
+            if self.on_done:
+                self.on_done()
+        if not self.finished and not self.cut:
+            client = scope.get("client") or ("?", 0)
+            THROTTLE.log(log, logging.INFO, "client-left-stream",
+                         "client %s:%s left %s %s before the answer ended; upstream request "
+                         "closed", client[0], client[1], scope["method"], scope["path"])
+
+    async def _body(self) -> AsyncIterator[bytes]:
+        held = b""  # the unfinished last line, sent once its end arrives
+        sent = b""  # the last bytes that went out, to end a frame properly after a cut
+        first = True
+        try:
+            async for chunk in self.call.response.aiter_raw():
+                if first and self.on_first_byte:
+                    self.on_first_byte()
+                first = False
+                if self.kind is None:
+                    out = chunk
+                else:
+                    data = held + chunk
+                    cut = data.rfind(b"\n") + 1
+                    if len(data) - cut > _HOLD_MAX:
+                        cut = len(data)
+                    out, held = data[:cut], data[cut:]
+                if out:
+                    sent = (sent + out)[-2:]
+                    yield out
+        except httpx.HTTPError as e:
+            THROTTLE.log(log, logging.WARNING, "upstream-cut",
+                         "upstream stream from %s broke: %s%s", self.base_url, type(e).__name__,
+                         f" ({len(held)} bytes of an unfinished line dropped)" if held else "")
+            held = b""
+            self.cut = True
+            if self.kind is None:  # no frame can follow half a JSON body: the client sees a cut
+                raise _Cut from None
+            yield frame_end(self.kind, sent) + error_frame(
+                self.kind, self.dialect, f"the upstream Ollama at {self.base_url} closed the "
+                f"stream early ({type(e).__name__}); try again")
+        else:
+            if held:  # the upstream ended without a final newline: pass the rest on unchanged
+                yield held
+        self.finished = True
