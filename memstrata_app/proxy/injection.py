@@ -10,12 +10,11 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ..engine.sanitize import defuse
+from .toolspeak import person_words
 
 BLOCK_OPEN = "<memstrata-memory>"
 BLOCK_CLOSE = "</memstrata-memory>"
 _BLOCK_RE = re.compile(r"\s*<memstrata-memory>.*?(?:</memstrata-memory>|\Z)", re.S)
-# Wrappers that tools add to user turns (Claude Code); they are not what the user said.
-_TOOL_NOISE_RE = re.compile(r"<system-reminder>.*?</system-reminder>", re.S)
 MAX_HIT_CHARS = 400
 
 
@@ -35,8 +34,9 @@ def strip_block(text: str) -> str:
 
 
 def clean_turn(text: str) -> str:
-    """The part of a turn worth remembering: no memory block, no tool-added reminders."""
-    return _TOOL_NOISE_RE.sub("", strip_block(text)).strip()
+    """The part of a turn worth remembering: no memory block, nothing a tool added
+    (toolspeak.person_words)."""
+    return person_words(strip_block(text))
 
 
 def text_parts(content: Any) -> str:

@@ -27,6 +27,7 @@ from .limits import DEFAULT_LIMITS, Limits
 from .logthrottle import THROTTLE
 from .memory import MemoryService, Recall, Turns
 from .security import too_large
+from .toolspeak import background_request
 from .upstream import Upstream, UpstreamCall, UpstreamUnavailable
 
 log = logging.getLogger(__name__)
@@ -148,7 +149,10 @@ class Relay:
 
         recall = Recall(None, "off")
         opted_out = request.headers.get(OPT_OUT_HEADER, "").strip().lower() in _OFF_VALUES
-        if self.memory.enabled and not opted_out:
+        background = background_request(data) if self.memory.enabled else None
+        if background is not None:
+            recall = Recall(None, f"background:{background}")  # neither stored nor injected
+        elif self.memory.enabled and not opted_out:
             turns = adapter.turns(data)
             recall = Recall(None, "skipped") if turns is None else \
                 await self.memory.recall(dialect.name, turns)
