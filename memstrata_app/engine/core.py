@@ -61,12 +61,15 @@ from .types import (
 )
 from .understand import read
 from .write import (
+    GLOBAL,
     RETRIEVABLE,
     Statement,
     WriteContext,
     find_duplicate,
+    key_label,
     key_subject,
     make_key,
+    normalize_space,
 )
 from .write_ops import WriteOps
 
@@ -201,15 +204,18 @@ class MemoryEngine(WriteOps, PrivacyOps):
         redact("warm up")
 
     # --- write path ----------------------------------------------------------------------
-    def ingest(self, text: str, source: str = "api", at: datetime | None = None) -> IngestResult:
-        """Split `text` into statements and apply each to the ledger in one transaction."""
+    def ingest(self, text: str, source: str = "api", at: datetime | None = None,
+               space: str | None = None) -> IngestResult:
+        """Split `text` into statements and apply each to the ledger in one transaction.
+
+        `space`: the project the statements belong to (default: the global space)."""
         if not isinstance(text, str):
             raise EngineError("ingest takes text (a string)")
         t0 = time.perf_counter()
         at_ts = to_ts(to_utc(at))
         assert at_ts is not None
         sents, skipped = statements(text, at_ts, commit=source == "git")
-        prepared = self._prepare(sents, source)
+        prepared = self._prepare(sents, source, space=_space(space))
         per_statement = self._write(prepared) if prepared else []
         self.metrics.record("ingest", (time.perf_counter() - t0) * 1000)
         result = IngestResult(tuple(a for acts in per_statement for a in acts), tuple(skipped))
@@ -219,13 +225,15 @@ class MemoryEngine(WriteOps, PrivacyOps):
 
     def ingest_many(self, items: Iterable[str | tuple[str, datetime | None]],
                     source: str = "import", progress: Progress | None = None,
-                    cancel: threading.Event | None = None) -> list[IngestResult]:
+                    cancel: threading.Event | None = None,
+                    space: str | None = None) -> list[IngestResult]:
         """Ingest many texts in batches (batched embedding, one transaction per batch).
 
         Cancelling keeps the batches already committed and raises Cancelled.
         """
         work = [(it, None) if isinstance(it, str) else it for it in items]
         total = len(work)
+        into = _space(space)
         results: list[IngestResult] = []
         pending: tuple[Future[Any], list[tuple[list[Sentence], list[Skipped]]], int] | None = None
 
@@ -254,7 +262,8 @@ class MemoryEngine(WriteOps, PrivacyOps):
                 assert ts is not None
                 chunk.append((text, ts))
             per_text = statements_many(chunk, commit=source == "git")
-            prepared = self._prepare([s for sents, _ in per_text for s in sents], source)
+            prepared = self._prepare([s for sents, _ in per_text for s in sents], source,
+                                     space=into)
             if pending is not None:
                 collect(pending)
             pending = (self._submit_statements(prepared), per_text, min(start + BATCH, total))
@@ -265,14 +274,15 @@ class MemoryEngine(WriteOps, PrivacyOps):
         return results
 
     @overload
-    def _prepare(self, sentences: list[Sentence], source: str) -> list[Statement]: ...
+    def _prepare(self, sentences: list[Sentence], source: str, *,
+                 space: str = GLOBAL) -> list[Statement]: ...
 
     @overload
     def _prepare(self, sentences: list[Sentence], source: str,
-                 extra: str) -> tuple[list[Statement], np.ndarray]: ...
+                 extra: str, *, space: str = GLOBAL) -> tuple[list[Statement], np.ndarray]: ...
 
     def _prepare(self, sentences: list[Sentence], source: str,
-                 extra: str | None = None) -> Any:
+                 extra: str | None = None, *, space: str = GLOBAL) -> Any:
         """Hashing and embedding happen here, outside the writer's transaction.
 
         `extra` (a query) is embedded in the same batch; its vector is returned too.
@@ -285,7 +295,8 @@ class MemoryEngine(WriteOps, PrivacyOps):
         batch = [*to_embed, extra] if extra is not None else to_embed
         vectors: Any = self.embedder.embed(batch) if batch else []
         vecs = dict(zip(to_embed, vectors, strict=False))
-        prepared = [Statement(s, h, exts, vecs.get(s), at, source, note)  # type: ignore[arg-type]
+        prepared = [Statement(s, h, exts, vecs.get(s), at, source, note,  # type: ignore[arg-type]
+                              space)
                     for (s, at, exts, note), h in zip(sentences, hashes, strict=True)]
         return prepared if extra is None else (prepared, vectors[-1])
 
@@ -320,8 +331,8 @@ class MemoryEngine(WriteOps, PrivacyOps):
 
         return self._submit_write(job)
 
-    def explain(self, text: str, source: str = "api", at: datetime | None = None
-                ) -> IngestResult:
+    def explain(self, text: str, source: str = "api", at: datetime | None = None,
+                space: str | None = None) -> IngestResult:
         """What `ingest` would do with `text`, without writing: the same write path inside a
         transaction that is rolled back (no embedding, nothing published)."""
         if not isinstance(text, str):
@@ -330,7 +341,8 @@ class MemoryEngine(WriteOps, PrivacyOps):
         assert at_ts is not None
         sents, skipped = statements(text, at_ts, commit=source == "git")
         zero = np.zeros(self.embedder.dim, dtype=np.float32)
-        prepared = [Statement(s, text_hash(s), exts, zero, t, source, note)
+        into = _space(space)
+        prepared = [Statement(s, text_hash(s), exts, zero, t, source, note, into)
                     for s, t, exts, note in sents]
         vocab = self.vocabulary()
 
@@ -346,16 +358,20 @@ class MemoryEngine(WriteOps, PrivacyOps):
         raise AssertionError("unreachable")  # pragma: no cover
 
     # --- read path -----------------------------------------------------------------------
-    def retrieve(self, query: str, k: int = 5, as_of: datetime | None = None) -> list[Hit]:
-        """Cosine top-k over the facts valid at `as_of` (default now), as original sentences."""
+    def retrieve(self, query: str, k: int = 5, as_of: datetime | None = None,
+                 space: str | None = None) -> list[Hit]:
+        """Cosine top-k over the facts valid at `as_of` (default now), as original sentences.
+
+        `space`: a project's facts plus the global ones (default: every space)."""
         _check_query(query, k)
         t0 = time.perf_counter()
-        hits = self._search(self.embedder.embed([query])[0], k, as_of)
+        hits = self._search(self.embedder.embed([query])[0], k, as_of, _spaces(space))
         self.metrics.record("retrieve", (time.perf_counter() - t0) * 1000)
         return hits
 
     def ingest_and_retrieve(self, text: str, query: str | None = None, k: int = 5,
-                            source: str = "api", at: datetime | None = None) -> TurnRecall:
+                            source: str = "api", at: datetime | None = None,
+                            space: str | None = None) -> TurnRecall:
         """Remember `text`, then retrieve for `query` (default: the text) as of now.
 
         One embedding batch serves both, which is what a chat turn needs: the endpoint's
@@ -369,10 +385,10 @@ class MemoryEngine(WriteOps, PrivacyOps):
         at_ts = to_ts(to_utc(at))
         assert at_ts is not None
         sents, skipped = statements(text, at_ts)
-        prepared, qv = self._prepare(sents, source, extra=query)
+        prepared, qv = self._prepare(sents, source, extra=query, space=_space(space))
         per_statement = self._write(prepared) if prepared else []
         t1 = time.perf_counter()
-        hits = self._search(qv, k, None)
+        hits = self._search(qv, k, None, _spaces(space))
         t2 = time.perf_counter()
         ingest_ms, retrieve_ms = (t1 - t0) * 1000, (t2 - t1) * 1000
         self.metrics.record("ingest", ingest_ms)
@@ -382,11 +398,12 @@ class MemoryEngine(WriteOps, PrivacyOps):
             self.llm_tier.offer(result)
         return TurnRecall(result, hits, ingest_ms, retrieve_ms)
 
-    def _search(self, qv: np.ndarray, k: int, as_of: datetime | None) -> list[Hit]:
+    def _search(self, qv: np.ndarray, k: int, as_of: datetime | None,
+                spaces: tuple[str, ...] | None = None) -> list[Hit]:
         at = to_ts(to_utc(as_of))
         assert at is not None
         index = self._sync_index()
-        pairs = index.search(qv, k * 3, at)
+        pairs = index.search(qv, k * 3, at, spaces)
         rows = self._rows([i for i, _ in pairs])
         hits: list[Hit] = []
         seen: set[str] = set()
@@ -404,14 +421,15 @@ class MemoryEngine(WriteOps, PrivacyOps):
                 break
         return hits
 
-    def history(self, subject: str, relation: str, context: str | None = None
-                ) -> list[Assertion]:
+    def history(self, subject: str, relation: str, context: str | None = None,
+                space: str | None = None) -> list[Assertion]:
         """A key's supersession chain, oldest first (renames followed); `context` picks a
-        qualified key ("prod", "rev b")."""
+        qualified key ("prod", "rev b"), `space` a project's key (default: the global one)."""
         rel = normalize_relation(relation)
         ctx = (context or "").strip().casefold()
-        key = make_key(key_subject(self._readers.query, normalize_entity(subject), rel, ctx),
-                       rel, ctx)
+        sp = _space(space)
+        key = make_key(key_subject(self._readers.query, normalize_entity(subject), rel, ctx, sp),
+                       rel, ctx, sp)
         rows = self._readers.query(
             f"SELECT {COLUMNS} FROM assertions WHERE key=? AND status IN"
             " ('active','superseded','retracted') ORDER BY valid_from, id", (key,))
@@ -449,8 +467,8 @@ class MemoryEngine(WriteOps, PrivacyOps):
             conn.execute("BEGIN")
             gen = int(scalar(conn, "SELECT v FROM meta WHERE k='generation'"))
             rows = conn.execute(
-                "SELECT a.id, a.valid_from, a.valid_to, a.status, v.embedding FROM assertions a"
-                " JOIN vectors v ON v.rowid = a.id ORDER BY a.id").fetchall()
+                "SELECT a.id, a.valid_from, a.valid_to, a.status, v.embedding, a.space"
+                " FROM assertions a JOIN vectors v ON v.rowid = a.id ORDER BY a.id").fetchall()
             conn.execute("COMMIT")
         except KNOWN_ERRORS as e:
             if not conn.getautocommit():
@@ -464,7 +482,7 @@ class MemoryEngine(WriteOps, PrivacyOps):
         blob = b"".join(bytes(r[4]) for r in rows)  # type: ignore[arg-type]
         vecs = (np.frombuffer(blob, dtype=np.float32).reshape(n, dim)
                 if n else np.zeros((0, dim), dtype=np.float32))
-        index.load(ids, vecs, vfrom, vto, ok, gen)
+        index.load(ids, vecs, vfrom, vto, ok, gen, [str(r[5]) for r in rows])
 
     # --- the writer's plumbing -----------------------------------------------------------
     def _context(self, conn: apsw.Connection, vocab: dict[str, Cardinality]) -> WriteContext:
@@ -538,6 +556,44 @@ class MemoryEngine(WriteOps, PrivacyOps):
         hi = max(r[1], time.time())
         return _dt(r[0]), _dt(hi)
 
+    def spaces(self) -> dict[str, dict[str, int]]:
+        """The ledger's spaces with their row counts ("global" first)."""
+        return queries.spaces(self._readers)
+
+    def move_to_space(self, assertion_id: int, space: str) -> list[Assertion]:
+        """Move a fact — every row of its sentence, and the key's earlier values with it — to
+        another space. Refused when the target already holds a current value for that key."""
+        target = _space(space)
+        a = self.get(assertion_id)
+
+        def job(conn: apsw.Connection) -> tuple[list[int], WriteContext, int]:
+            ctx = self._context(conn, {})
+            rows = ctx.q("SELECT id, key, subject_norm, relation_norm, context, space, status"
+                         " FROM assertions WHERE text_hash=(SELECT text_hash FROM assertions"
+                         " WHERE id=?) AND space=?", (int(assertion_id), a.space))
+            moved: list[int] = []
+            for row_id, key, sn, rn, c, src, _st in rows:
+                if src == target:
+                    continue
+                new_key = make_key(sn, rn, c or "", target) if key else None
+                chain = ([r[0] for r in ctx.q("SELECT id FROM assertions WHERE key=?", (key,))]
+                         if key else [row_id])
+                if new_key and ctx.q("SELECT 1 FROM assertions WHERE key=? AND status='active'",
+                                     (new_key,)):
+                    raise EngineError(
+                        f"the space {target!r} already holds a current value for "
+                        f"{key_label(a.subject, a.relation, c)}; forget one of them first")
+                for rid in chain:
+                    ctx.conn.execute("UPDATE assertions SET space=?, key=? WHERE id=?",
+                                     (target, new_key, rid))
+                    moved.append(rid)
+            return moved, ctx, self._bump(conn)
+
+        self.check_writable()
+        moved = self._run_write(job)
+        self._index = None  # spaces changed under the index: rebuild on the next read
+        return [self.get(i) for i in moved]
+
     def keys(self, search: str | None = None, limit: int = 100) -> list[tuple[str, str]]:
         return queries.keys(self._readers, search, limit)
 
@@ -565,13 +621,18 @@ class MemoryEngine(WriteOps, PrivacyOps):
             "INSERT INTO vocabulary(relation, cardinality) VALUES (?, ?) ON CONFLICT(relation)"
             " DO UPDATE SET cardinality=excluded.cardinality", (rel, card.value)))
 
-    def export(self, unreadable: Callable[[int], None] | None = None
-               ) -> Iterator[dict[str, Any]]:
-        """Every row, oldest first, as JSON-ready dicts (vectors are re-made on import).
+    def export(self, unreadable: Callable[[int], None] | None = None,
+               space: str | None = None) -> Iterator[dict[str, Any]]:
+        """Every row, oldest first, as JSON-ready dicts (vectors are re-made on import);
+        `space`: only that space's rows.
 
         `unreadable`: on a damaged ledger, go on past the damage row by row, calling it with
         each id that can't be read (without it, the damage raises StoreCorrupt).
         """
+        if space is not None:
+            sp = _space(space)
+            yield from (d for d in self.export(unreadable) if d.get("space") == sp)
+            return
         last = 0
         while True:
             try:
@@ -603,6 +664,21 @@ class MemoryEngine(WriteOps, PrivacyOps):
                 unreadable(i)
             else:
                 yield row
+
+
+def _space(name: str | None) -> str:
+    try:
+        return normalize_space(name)
+    except ValueError as e:
+        raise EngineError(str(e)) from None
+
+
+def _spaces(name: str | None) -> tuple[str, ...] | None:
+    """What a read in `name` sees: that space and the global one (None: every space)."""
+    if name is None:
+        return None
+    sp = _space(name)
+    return (GLOBAL,) if sp == GLOBAL else (sp, GLOBAL)
 
 
 class _DryRun(Exception):

@@ -40,10 +40,12 @@ class IndexUpdate:
     valid_to: float | None
     retrievable: bool
     vector: np.ndarray | None = None
+    space: str | None = None  # set for rows new to the index
 
 
 class VectorIndex:
-    """Rows' vectors with their valid intervals; `search` masks by validity at T."""
+    """Rows' vectors with their valid intervals and spaces; `search` masks by validity at T
+    and, when asked, by space (a project's rows plus the global ones)."""
 
     def __init__(self, dim: int):
         self.dim = dim
@@ -55,7 +57,16 @@ class VectorIndex:
         self._vfrom = np.zeros(0, dtype=np.float64)
         self._vto = np.zeros(0, dtype=np.float64)
         self._ok = np.zeros(0, dtype=bool)
+        self._space = np.zeros(0, dtype=np.int32)
+        self._codes: dict[str, int] = {"global": 0}
         self._pos: dict[int, int] = {}
+
+    def code(self, space: str) -> int:
+        """A small integer per space name (0 is the global space)."""
+        c = self._codes.get(space)
+        if c is None:
+            c = self._codes[space] = len(self._codes)
+        return c
 
     def __len__(self) -> int:
         return self._n
@@ -72,9 +83,10 @@ class VectorIndex:
         self._vfrom = np.resize(self._vfrom, new)
         self._vto = np.resize(self._vto, new)
         self._ok = np.resize(self._ok, new)
+        self._space = np.resize(self._space, new)
 
     def load(self, ids: np.ndarray, vecs: np.ndarray, vfrom: np.ndarray, vto: np.ndarray,
-             ok: np.ndarray, generation: int) -> None:
+             ok: np.ndarray, generation: int, spaces: list[str] | None = None) -> None:
         """Replace the whole content (at open, or after another process wrote)."""
         with self.lock:
             n = len(ids)
@@ -84,12 +96,15 @@ class VectorIndex:
             self._vfrom = np.zeros(0, dtype=np.float64)
             self._vto = np.zeros(0, dtype=np.float64)
             self._ok = np.zeros(0, dtype=bool)
+            self._space = np.zeros(0, dtype=np.int32)
             self._grow(n)
             self._ids[:n] = ids
             self._vecs[:n] = vecs
             self._vfrom[:n] = vfrom
             self._vto[:n] = vto
             self._ok[:n] = ok
+            self._space[:n] = ([self.code(x) for x in spaces] if spaces is not None
+                               else np.zeros(n, dtype=np.int32))
             self._n = n
             self._pos = {int(i): p for p, i in enumerate(ids)}
             self.generation = generation
@@ -107,6 +122,7 @@ class VectorIndex:
                     self._pos[u.id] = p
                     self._ids[p] = u.id
                     self._vecs[p] = u.vector
+                    self._space[p] = self.code(u.space or "global")
                 elif u.vector is not None:
                     self._vecs[p] = u.vector
                 self._vfrom[p] = u.valid_from
@@ -114,13 +130,18 @@ class VectorIndex:
                 self._ok[p] = u.retrievable
             self.generation = generation
 
-    def search(self, query: np.ndarray, k: int, at: float) -> list[tuple[int, float]]:
-        """Top-k (id, cosine) among rows retrievable and valid at `at` (unix seconds)."""
+    def search(self, query: np.ndarray, k: int, at: float,
+               spaces: tuple[str, ...] | None = None) -> list[tuple[int, float]]:
+        """Top-k (id, cosine) among rows retrievable and valid at `at` (unix seconds), in
+        `spaces` when given (every space otherwise)."""
         with self.lock:
             n = self._n
             if n == 0 or k <= 0:
                 return []
             mask = self._ok[:n] & (self._vfrom[:n] <= at) & (at < self._vto[:n])
+            if spaces is not None:
+                codes = [self._codes[x] for x in spaces if x in self._codes]
+                mask &= np.isin(self._space[:n], codes)
             valid = int(np.count_nonzero(mask))
             if valid == 0:
                 return []

@@ -31,6 +31,9 @@ def where(flt: LedgerFilter | None) -> tuple[str, list[Any]]:
     if flt.relation:
         parts.append("relation_norm = ?")
         params.append(flt.relation)
+    if flt.space:
+        parts.append("space=?")
+        params.append(flt.space)
     if flt.key:
         parts.append("key = ?")
         params.append(flt.key)
@@ -76,6 +79,7 @@ def stats(readers: Readers) -> dict[str, Any]:
     retired = counts["superseded"] + counts["retracted"]
     return {
         "total": total,
+        "by_space": spaces(readers),
         "by_status": counts,
         "keys": int(keys),
         "sources": sources,
@@ -91,3 +95,15 @@ def keys(readers: Readers, search: str | None, limit: int) -> list[tuple[str, st
         " AND status != 'rejected' AND (subject_norm LIKE ? OR relation_norm LIKE ?)"
         " GROUP BY key ORDER BY last DESC LIMIT ?", (like, like, int(limit)))
     return [(r[0], r[1]) for r in rows]
+
+
+def spaces(readers: Readers) -> dict[str, dict[str, int]]:
+    """Per space: rows, and those retrievable now (active and plain)."""
+    out: dict[str, dict[str, int]] = {}
+    for space, status, n in readers.query(
+            "SELECT space, status, count(*) FROM assertions GROUP BY space, status"):
+        d = out.setdefault(space, {"total": 0, "current": 0})
+        d["total"] += int(n)
+        if status in ("active", "plain"):
+            d["current"] += int(n)
+    return dict(sorted(out.items(), key=lambda kv: (kv[0] != "global", kv[0])))

@@ -43,7 +43,7 @@ CHECKPOINT_PAGES = 2000  # ~8 MiB of WAL: hand a checkpoint to the background th
 COLUMNS = (
     "id, kind, subject, relation, object, subject_norm, relation_norm, object_norm, key, text, "
     "source, method, confidence, status, recorded_at, retired_at, valid_from, valid_to, "
-    "superseded_by, reason, reinforced, context"
+    "superseded_by, reason, reinforced, context, space"
 )
 
 MIGRATIONS: list[str] = [
@@ -93,6 +93,11 @@ MIGRATIONS: list[str] = [
     ALTER TABLE assertions ADD COLUMN context TEXT;
     CREATE INDEX ix_assertions_object ON assertions(object_norm);
     """,
+    # v4: every row belongs to a space (a project; "global" holds facts meant for all)
+    """
+    ALTER TABLE assertions ADD COLUMN space TEXT NOT NULL DEFAULT 'global';
+    CREATE INDEX ix_assertions_space ON assertions(space);
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -105,7 +110,7 @@ def row_to_assertion(r: tuple[Any, ...]) -> Assertion:
         recorded_at=from_ts(r[14]), retired_at=from_ts(r[15]),  # type: ignore[arg-type]
         valid_from=from_ts(r[16]), valid_to=from_ts(r[17]),  # type: ignore[arg-type]
         superseded_by=AssertionId(r[18]) if r[18] is not None else None,
-        reason=r[19], reinforced=r[20], context=r[21],
+        reason=r[19], reinforced=r[20], context=r[21], space=r[22],
     )
 
 

@@ -90,6 +90,7 @@ class Assertion:
     reason: str | None
     reinforced: int
     context: str | None = None  # the key's context qualifiers ("prod", "rev b"), if any
+    space: str = "global"  # the project it belongs to ("global": meant for every project)
 
     def valid_at(self, t: datetime) -> bool:
         return self.valid_from <= t and (self.valid_to is None or t < self.valid_to)
@@ -232,6 +233,7 @@ class LedgerFilter:
     search: str | None = None  # substring of text, subject or object (case-insensitive)
     as_of: datetime | None = None  # only rows valid at this instant
     key: str | None = None
+    space: str | None = None  # only this space's rows
 
 
 class EngineError(Exception):

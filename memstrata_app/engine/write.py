@@ -6,6 +6,7 @@ no LLM and no similarity threshold decides a supersession.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -18,6 +19,7 @@ from .types import Action, AssertionId, Cardinality, Extraction, IngestAction, S
 # Writes the row a decision asks for: (status, valid_from, valid_to, superseded_by) -> id.
 PlaceFn = Callable[[Status, float, "float | None", "int | None"], AssertionId]
 
+GLOBAL = "global"  # the space of facts meant for every project
 RETRIEVABLE = (Status.ACTIVE, Status.SUPERSEDED, Status.PLAIN, Status.RETRACTED)
 CHAIN = "status IN ('active', 'superseded')"  # rows that make up a key's history
 
@@ -33,6 +35,7 @@ class Statement:
     at: float  # statement time (unix seconds)
     source: str
     note: str = ""  # "note:hedge" / "note:plan": stored as a note, never keyed
+    space: str = GLOBAL
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,16 +50,20 @@ class Triple:
     object_norm: str
     cardinality: Cardinality
     context: str = ""
+    space: str = GLOBAL
 
     @property
     def key(self) -> str:
-        return make_key(self.subject_norm, self.relation_norm, self.context)
+        return make_key(self.subject_norm, self.relation_norm, self.context, self.space)
 
 
-def make_key(subject_norm: str, relation_norm: str, context: str | None = "") -> str:
-    """`subject::relation`, plus `@context` for a qualified key ("api::port@prod")."""
+def make_key(subject_norm: str, relation_norm: str, context: str | None = "",
+             space: str | None = GLOBAL) -> str:
+    """`subject::relation`, plus `@context` for a qualified key ("api::port@prod"), and a
+    `space//` prefix outside the global space: supersession never crosses spaces."""
     base = f"{subject_norm}::{relation_norm}"
-    return f"{base}@{context}" if context else base
+    base = f"{base}@{context}" if context else base
+    return f"{space}//{base}" if space and space != GLOBAL else base
 
 
 @dataclass
@@ -68,6 +75,7 @@ class WriteContext:
     threshold: float
     vocabulary: dict[str, Cardinality]
     updates: list[IndexUpdate] = field(default_factory=list)
+    space: str = GLOBAL  # the space this job writes to
 
     def q(self, sql: str, params: tuple = ()) -> list[tuple]:
         return self.conn.execute(sql, params).fetchall()
@@ -88,17 +96,19 @@ def insert_row(ctx: WriteContext, *, kind: str, text: str, text_hash: str, sourc
         "INSERT INTO assertions(kind, subject, relation, object, subject_norm, relation_norm,"
         " object_norm, key, text, text_hash, source, method, confidence, status, recorded_at,"
         " retired_at, valid_from, valid_to, superseded_by, reason, reinforced, last_seen_at,"
-        " context) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,0,?,?)",
+        " context, space) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,0,?,?,?)",
         (kind, t and t.subject, t and t.relation, t and t.object, t and t.subject_norm,
          t and t.relation_norm, t and t.object_norm, t and t.key, text, text_hash, source,
          method, confidence, status.value, ctx.now,
          ctx.now if status in (Status.SUPERSEDED, Status.RETRACTED) else None,
-         valid_from, valid_to, superseded_by, reason, ctx.now, (t and t.context) or None),
+         valid_from, valid_to, superseded_by, reason, ctx.now, (t and t.context) or None,
+         t.space if t is not None else ctx.space),
     )
     row_id = ctx.conn.last_insert_rowid()
     ctx.conn.execute("INSERT INTO vectors(rowid, embedding) VALUES (?, ?)",
                      (row_id, np.ascontiguousarray(vector, dtype=np.float32).tobytes()))
-    ctx.updates.append(IndexUpdate(row_id, valid_from, valid_to, status in RETRIEVABLE, vector))
+    ctx.updates.append(IndexUpdate(row_id, valid_from, valid_to, status in RETRIEVABLE, vector,
+                                   t.space if t is not None else ctx.space))
     return AssertionId(row_id)
 
 
@@ -112,11 +122,12 @@ def find_duplicate(ctx: WriteContext, text_hash: str) -> int | None:
     """An already stored, still standing row with the same normalized sentence."""
     r = ctx.q(
         "SELECT id FROM assertions WHERE text_hash=? AND status IN "
-        "('active','plain','quarantined') ORDER BY id LIMIT 1", (text_hash,))
+        "('active','plain','quarantined') AND space=? ORDER BY id LIMIT 1", (text_hash, ctx.space))
     return r[0][0] if r else None
 
 
-def resolve_subject(q: Callable[[str, tuple], list[tuple]], subject_norm: str) -> str:
+def resolve_subject(q: Callable[[str, tuple], list[tuple]], subject_norm: str,
+                    space: str = GLOBAL) -> str:
     """Follow renames: a name that is the current `name` of an entity keys that entity.
 
     `q` runs a query on whichever connection the caller holds (writer or reader).
@@ -124,7 +135,7 @@ def resolve_subject(q: Callable[[str, tuple], list[tuple]], subject_norm: str) -
     seen = {subject_norm}
     while True:
         r = q("SELECT subject_norm FROM assertions WHERE relation_norm='name' AND object_norm=?"
-              " AND status='active' ORDER BY id DESC LIMIT 1", (subject_norm,))
+              " AND status='active' AND space=? ORDER BY id DESC LIMIT 1", (subject_norm, space))
         if not r or r[0][0] in seen:
             return subject_norm
         subject_norm = r[0][0]
@@ -132,13 +143,13 @@ def resolve_subject(q: Callable[[str, tuple], list[tuple]], subject_norm: str) -
 
 
 def key_subject(q: Callable[[str, tuple], list[tuple]], subject_norm: str,
-                relation_norm: str, context: str | None = "") -> str:
+                relation_norm: str, context: str | None = "", space: str = GLOBAL) -> str:
     """The subject a (subject, relation) is kept under: its own key when that has history,
     else the entity this name belongs to after renames ("g" after "f was renamed to g")."""
     if q("SELECT 1 FROM assertions WHERE key=? AND status != 'rejected' LIMIT 1",
-         (make_key(subject_norm, relation_norm, context),)):
+         (make_key(subject_norm, relation_norm, context, space),)):
         return subject_norm
-    return resolve_subject(q, subject_norm)
+    return resolve_subject(q, subject_norm, space)
 
 
 def key_rows(ctx: WriteContext, key: str) -> list[tuple[int, float, float | None, str, str]]:
@@ -263,6 +274,21 @@ def other_contexts(ctx: WriteContext, tr: Triple, t: float) -> list[tuple[int, s
     contexts than `tr`'s, holding another value: what "… everywhere now" would reach."""
     rows = ctx.q(
         "SELECT id, COALESCE(context, ''), object_norm, key FROM assertions WHERE"
-        " subject_norm=? AND relation_norm=? AND status='active' AND valid_from <= ?",
-        (tr.subject_norm, tr.relation_norm, t))
+        " subject_norm=? AND relation_norm=? AND status='active' AND valid_from <= ?"
+        " AND space=?", (tr.subject_norm, tr.relation_norm, t, tr.space))
     return [(r[0], r[1]) for r in rows if r[3] != tr.key and r[2] != tr.object_norm]
+
+
+_SPACE = re.compile(r"^[a-z0-9][a-z0-9._\-]{0,63}$")
+
+
+def normalize_space(name: str | None) -> str:
+    """A space's canonical name: lower case, `[a-z0-9._-]`, at most 64 characters;
+    None or "" is the global space."""
+    if name is None or not str(name).strip():
+        return GLOBAL
+    s = "-".join(str(name).strip().casefold().split())
+    if not _SPACE.match(s):
+        raise ValueError(f"{name!r} is not a space name: use letters, digits, '.', '_' or '-'"
+                         " (at most 64)")
+    return s

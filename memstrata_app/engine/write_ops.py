@@ -36,6 +36,7 @@ from .understand.resolve import (
     reverted_value,
 )
 from .write import (
+    GLOBAL,
     PlaceFn,
     Statement,
     Triple,
@@ -46,6 +47,7 @@ from .write import (
     insert_row,
     key_label,
     key_subject,
+    normalize_space,
     other_contexts,
     reinforce,
     would_close,
@@ -64,12 +66,13 @@ Progress = Callable[[int, int], None]
 
 
 def make_triple(subject: str, relation: str, obj: str,
-                vocab: dict[str, Cardinality], context: str | None = "") -> Triple:
+                vocab: dict[str, Cardinality], context: str | None = "",
+                space: str = GLOBAL) -> Triple:
     rel = normalize_relation(relation)
     # a new name is itself an entity: normalize it as one so renames can be followed
     obj_norm = normalize_entity(obj) if rel == "name" else normalize_object(obj)
     return Triple(subject, relation, obj, normalize_entity(subject), rel, obj_norm,
-                  vocab.get(rel, Cardinality.SINGLE), context or "")
+                  vocab.get(rel, Cardinality.SINGLE), context or "", space)
 
 
 class WriteOps:
@@ -91,11 +94,13 @@ class WriteOps:
         def count_assertions(self, flt: LedgerFilter | None = None) -> int: ...
         def ingest_many(self, items: Iterable[str | tuple[str, datetime | None]],
                         source: str = "import", progress: Progress | None = None,
-                        cancel: threading.Event | None = None) -> list[IngestResult]: ...
+                        cancel: threading.Event | None = None,
+                        space: str | None = None) -> list[IngestResult]: ...
 
     def write_statement(self, ctx: WriteContext,
                         st: Statement) -> list[IngestAction]:
         """Duplicate short-circuit, then plain fact or one decision per extraction."""
+        ctx.space = st.space
         dup = find_duplicate(ctx, st.text_hash)
         if dup is not None:
             reinforce(ctx, dup)
@@ -116,13 +121,14 @@ class WriteOps:
                           ex: Extraction) -> list[IngestAction]:
         if ex.method == "parse:revert" and not ex.object:
             before = reverted_value(ctx.q, make_triple(ex.subject, ex.relation, ex.old_object or "",
-                                                       ctx.vocabulary, ex.context))
+                                                       ctx.vocabulary, ex.context, ctx.space))
             if before is None:
                 return self.write_statement(ctx, replace(st, extractions=()))
             ex = replace(ex, object=before, old_object=None, rollback=False)
-        tr = make_triple(ex.subject, ex.relation, ex.object, ctx.vocabulary, ex.context)
+        tr = make_triple(ex.subject, ex.relation, ex.object, ctx.vocabulary, ex.context,
+                         ctx.space)
         tr = replace(tr, subject_norm=key_subject(ctx.q, tr.subject_norm, tr.relation_norm,
-                                                  tr.context))
+                                                  tr.context, tr.space))
         t = to_ts(ex.effective_from) if ex.effective_from is not None else st.at
         assert t is not None
         if ex.old_object or ex.rollback:
@@ -207,10 +213,11 @@ class WriteOps:
     def _follow_rename(self, ctx: WriteContext, st: Statement, ex: Extraction, tr: Triple,
                        t: float, place: PlaceFn) -> list[IngestAction]:
         """A renamed identifier is renamed in the facts that hold it as their value."""
-        keyed, plain = renamed_values(ctx.q, ex.subject, t, tr.context)
+        keyed, plain = renamed_values(ctx.q, ex.subject, t, tr.context, tr.space)
         out: list[IngestAction] = []
         for r in keyed:
-            cand = make_triple(r[1] or "", r[3] or "", tr.object, ctx.vocabulary, r[6])
+            cand = make_triple(r[1] or "", r[3] or "", tr.object, ctx.vocabulary, r[6],
+                               tr.space)
             cand = replace(cand, subject_norm=r[2], relation_norm=r[4])
             act = apply_triple(ctx, cand, t, False, place)
             out.append(replace(act, text=st.sentence, subject=cand.subject,
@@ -218,7 +225,7 @@ class WriteOps:
                                context=cand.context or None, method=ex.method,
                                reason=f"rename: #{r[0]} held {ex.subject}"))
         for row_id, _text in plain:
-            key = make_triple(_text, "value", tr.object, ctx.vocabulary, tr.context)
+            key = make_triple(_text, "value", tr.object, ctx.vocabulary, tr.context, tr.space)
             act = apply_triple(ctx, key, t, False, place)
             close_row(ctx, row_id, t, act.assertion_id, f"renamed by #{act.assertion_id}",
                       Status.SUPERSEDED)
@@ -235,15 +242,16 @@ class WriteOps:
         a = self._quarantined_row(assertion_id)
         vocab = self.vocabulary()
         tr = make_triple(subject or a.subject or "", relation or a.relation or "",
-                         object or a.object or "", vocab, a.context)
+                         object or a.object or "", vocab, a.context, a.space)
         if not (tr.subject_norm and tr.relation_norm and tr.object_norm):
             raise EngineError("an approved assertion needs a subject, a relation and an object")
 
         def job(conn: apsw.Connection) -> tuple[IngestAction, WriteContext, int]:
             ctx = self._context(conn, vocab)
             _ = self._quarantined_row(assertion_id, ctx)
+            ctx.space = tr.space
             trr = replace(tr, subject_norm=key_subject(ctx.q, tr.subject_norm,
-                                                       tr.relation_norm, tr.context))
+                                                       tr.relation_norm, tr.context, tr.space))
             t = to_ts(a.valid_from)
             assert t is not None
             ctx.conn.execute(
@@ -354,28 +362,38 @@ class WriteOps:
     # --- import and reindex ------------------------------------------------------------------
     def import_records(self, records: Iterable[dict[str, Any]],
                        progress: Progress | None = None,
-                       cancel: threading.Event | None = None) -> int:
+                       cancel: threading.Event | None = None,
+                       space: str | None = None) -> int:
         """Restore exported rows. Into an empty ledger: exactly (statuses, times, chains).
-        Into a non-empty one: each standing record is replayed through the write path."""
+        Into a non-empty one: each standing record is replayed through the write path.
+        Rows keep their space unless `space` names the one to import into."""
         recs = list(records)
         for i, r in enumerate(recs):
             if not isinstance(r, dict) or not isinstance(r.get("text"), str):
                 raise EngineError(f"record {i + 1} is not an exported ledger row (no 'text')")
         recs = [redact_record(r) for r in recs]  # secrets never enter, whatever the way in
+        into = normalize_space(space) if space is not None else None
+        for r in recs:
+            r["space"] = into or normalize_space(r.get("space"))
         if self.count_assertions() > 0:
-            items = [(r["text"], parse_time(r["valid_from"]) if r.get("valid_from") else None)
-                     for r in sorted(recs, key=lambda r: r.get("valid_from") or "")
-                     if r.get("status") not in ("rejected", "quarantined")]
-            self.ingest_many(items, source="import", progress=progress, cancel=cancel)
-            return len(items)
+            standing = [r for r in sorted(recs, key=lambda r: r.get("valid_from") or "")
+                        if r.get("status") not in ("rejected", "quarantined")]
+            for sp in dict.fromkeys(r["space"] for r in standing):
+                items = [(r["text"], parse_time(r["valid_from"]) if r.get("valid_from")
+                          else None) for r in standing if r["space"] == sp]
+                self.ingest_many(items, source="import", progress=progress, cancel=cancel,
+                                 space=sp)
+            return len(standing)
         vecs = self._embed_batches([r["text"] for r in recs], progress, cancel)
 
         def job(conn: apsw.Connection) -> tuple[int, WriteContext, int]:
             ctx = self._context(conn, {})
             id_map: dict[int, int] = {}
             for r, v in zip(recs, vecs, strict=True):
+                ctx.space = r["space"]
                 tr = (Triple(r["subject"], r["relation"], r["object"], r["subject_norm"],
-                             r["relation_norm"], r["object_norm"], Cardinality.SINGLE)
+                             r["relation_norm"], r["object_norm"], Cardinality.SINGLE,
+                             r.get("context") or "", r["space"])
                       if r.get("key") else None)
                 new = insert_row(
                     ctx, kind=r.get("kind", "fact"), text=r["text"],

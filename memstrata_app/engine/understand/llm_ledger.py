@@ -70,9 +70,9 @@ def apply_claim(eng: MemoryEngine, ctx: WriteContext, st: Statement,
     if main is None or main.action is Action.REINFORCED:
         return []  # restates what is valid: nothing to review
     tr = make_triple(main.subject or ex.subject, main.relation or ex.relation,
-                     main.object or ex.object, ctx.vocabulary, main.context or "")
+                     main.object or ex.object, ctx.vocabulary, main.context or "", st.space)
     tr = replace(tr, subject_norm=key_subject(ctx.q, tr.subject_norm, tr.relation_norm,
-                                              tr.context))
+                                              tr.context, tr.space))
     why = f"{ex.method} claim (confidence {ex.confidence:.2f}): review before it counts"
     row_id = insert_row(ctx, kind="assertion", text=st.sentence, text_hash=st.text_hash,
                         source=st.source, method=ex.method, confidence=ex.confidence,
@@ -91,7 +91,7 @@ def propose_update(ctx: WriteContext, row: Assertion, old: Assertion, value: str
     if not still_plain(ctx, row.id) or not cur or cur[0][0] != "active":
         return None
     tr = make_triple(old.subject or "", old.relation or "", value, ctx.vocabulary,
-                     old.context or "")
+                     old.context or "", old.space)
     tr = replace(tr, subject_norm=old.subject_norm or tr.subject_norm,
                  relation_norm=old.relation_norm or tr.relation_norm)
     if tr.object_norm == old.object_norm:

@@ -280,7 +280,8 @@ class LlmTier:
         eng = self.engine
         at = to_ts(row.valid_from)
         assert at is not None
-        st = Statement(row.text, text_hash(row.text), tuple(exts), vec, at, row.source)
+        st = Statement(row.text, text_hash(row.text), tuple(exts), vec, at, row.source,
+                       space=row.space)
         vocab = eng.vocabulary()
 
         def job(conn: apsw.Connection) -> tuple[list[IngestAction], WriteContext, int]:

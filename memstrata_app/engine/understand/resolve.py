@@ -111,7 +111,7 @@ def same_value(a: str, b: str) -> bool:
     return not ca[1] or not cb[1] or ca[1][:1] == cb[1][:1]
 
 
-def _rows_holding(q: Query, value: str, *, active: bool) -> list[tuple]:
+def _rows_holding(q: Query, value: str, *, active: bool, space: str) -> list[tuple]:
     norm = normalize_object(value)
     core = value_core(value)
     probes = {norm}
@@ -123,8 +123,8 @@ def _rows_holding(q: Query, value: str, *, active: bool) -> list[tuple]:
         out += q(
             "SELECT id, subject, subject_norm, relation, relation_norm, object_norm,"
             f" COALESCE(context, '') FROM assertions WHERE {status} AND key IS NOT NULL"
-            " AND (object_norm = ? OR (object_norm > ? AND object_norm < ?))",
-            (p, p + " ", p + " ~"))
+            " AND (object_norm = ? OR (object_norm > ? AND object_norm < ?)) AND space=?",
+            (p, p + " ", p + " ~", space))
     seen: set[int] = set()
     uniq = []
     for r in out:
@@ -162,7 +162,8 @@ def resolve(q: Query, tr: Triple, *, old: str | None, rollback: bool, by_value: 
         for (o,) in own:
             if same_value(o, normalize_object(old)):
                 return Resolution(tr, via="its own key holds the old value", old_norm=o)
-        rows = [r for r in _rows_holding(q, old, active=True) if _compatible(r[6], tr.context)]
+        rows = [r for r in _rows_holding(q, old, active=True, space=tr.space)
+                if _compatible(r[6], tr.context)]
         cands = _candidates(_by_subject(rows, subj_words))
         if not cands and value_kind(old) in ("word", "ident") and len(old) >= 3:
             # a product's name identifies its slot by itself ("migrated the firmware from
@@ -180,7 +181,7 @@ def resolve(q: Query, tr: Triple, *, old: str | None, rollback: bool, by_value: 
         if q("SELECT 1 FROM assertions WHERE key=? AND status IN ('active','superseded')"
              " LIMIT 1", (tr.key,)):
             return Resolution(tr, via="rollback to an earlier value of this key")
-        past = [r for r in _rows_holding(q, tr.object, active=False)
+        past = [r for r in _rows_holding(q, tr.object, active=False, space=tr.space)
                 if _compatible(r[6], tr.context)]
         cands = _candidates(_by_subject(past, subj_words))
         if len(cands) == 1:
@@ -241,7 +242,8 @@ def alias(q: Query, tr: Triple) -> Resolution:
     probe = max(mine, key=len)
     rows = q("SELECT id, subject, subject_norm, relation, relation_norm, object_norm,"
              " COALESCE(context, '') FROM assertions WHERE status='active' AND key IS NOT NULL"
-             " AND kind='assertion' AND subject_norm LIKE ?", (f"%{probe}%",))
+             " AND kind='assertion' AND subject_norm LIKE ? AND space=?",
+             (f"%{probe}%", tr.space))
     fits = [r for r in rows
             if mine <= (words(r[2]) | words(r[4].replace("_", " ")))
             and not _OTHER_VALUE.search(r[2])
@@ -279,7 +281,8 @@ def _plain_reference(q: Query, tr: Triple, old: str, subj_words: set[str],
         return Resolution(tr)
     rows = q("SELECT id, text FROM assertions WHERE valid_to IS NULL AND valid_from <= ?"
              " AND ((status='plain' AND method='plain') OR (status='active'"
-             " AND method='frame:value-slot')) AND instr(lower(text), ?) > 0", (t, low))
+             " AND method='frame:value-slot')) AND instr(lower(text), ?) > 0 AND space=?",
+             (t, low, tr.space))
     word = re.compile(rf"(?<![\w.\-]){re.escape(low)}(?![\w\-]|\.\w)")
     new = tr.object.casefold().strip("`'\"")
     need = subj_words | words(tr.context)
@@ -327,7 +330,8 @@ def name_core(s: str) -> str:
     return t.casefold()
 
 
-def renamed_values(q: Query, old_name: str, t: float, context: str) -> tuple[list[tuple], list]:
+def renamed_values(q: Query, old_name: str, t: float, context: str,
+                   space: str) -> tuple[list[tuple], list]:
     """Facts whose value is a name that was just renamed: (keyed rows, plain rows).
 
     A rename of an identifier changes every fact that names it as a value ("the imu read
@@ -339,13 +343,13 @@ def renamed_values(q: Query, old_name: str, t: float, context: str) -> tuple[lis
     token = re.compile(rf"(?<![\w.\-]){re.escape(core)}(?:\(\))?(?![\w\-]|\.\w)")
     rows = q("SELECT id, subject, subject_norm, relation, relation_norm, object_norm,"
              " COALESCE(context, '') FROM assertions WHERE status='active' AND kind='assertion'"
-             " AND relation_norm != 'name' AND valid_from <= ? AND instr(object_norm, ?) > 0",
-             (t, core))
+             " AND relation_norm != 'name' AND valid_from <= ? AND instr(object_norm, ?) > 0"
+             " AND space=?", (t, core, space))
     keyed = [r for r in rows if token.search(r[5]) and _compatible(r[6], context)
              and r[4] not in _MULTI_HINT]
     plain = q("SELECT id, text FROM assertions WHERE status='plain' AND method='plain'"
-              " AND valid_to IS NULL AND valid_from <= ? AND instr(lower(text), ?) > 0",
-              (t, core))
+              " AND valid_to IS NULL AND valid_from <= ? AND instr(lower(text), ?) > 0"
+              " AND space=?", (t, core, space))
     plain = [p for p in plain if token.search(p[1].casefold())]
     return keyed[:5], plain if len(plain) == 1 else []
 
@@ -375,7 +379,8 @@ def product_reference(q: Query, tr: Triple) -> Resolution:
         return Resolution(tr)
     rows = q("SELECT id, subject, subject_norm, relation, relation_norm, object_norm,"
              " COALESCE(context, '') FROM assertions WHERE status='active' AND kind='assertion'"
-             " AND object_norm > ? AND object_norm < ?", (name + " ", name + " ~"))
+             " AND object_norm > ? AND object_norm < ? AND space=?",
+             (name + " ", name + " ~", tr.space))
     rows = [r for r in rows if r[6] == tr.context and VERSION_TAIL.match(r[5][len(name) + 1:])
             and r[4] not in _MULTI_HINT]
     cands = _candidates(rows)
