@@ -28,6 +28,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--llm", metavar="MODEL", help="also score answers by this Ollama model")
     p.add_argument("--llm-limit", type=int, default=60, help="questions asked of the model")
     p.add_argument("--json", action="store_true", help="print the JSON report instead")
+    p.add_argument("--extractor", metavar="ollama:MODEL",
+                   help="conversational sets with the Ollama tier of this model (needs Ollama)")
+    p.add_argument("--approve-llm", action="store_true",
+                   help="with --extractor: approve every model claim before the probes")
     return p
 
 
@@ -53,8 +57,17 @@ def main(argv: list[str] | None = None) -> int:
     from .runner import run
 
     log = (lambda m: None) if opts.json else (lambda m: print(f"[bench] {m}", file=sys.stderr))
+    extractor = None
+    if opts.extractor:
+        from .conversations_report import extractor_for
+
+        extractor, why = extractor_for(opts.extractor, opts.approve_llm)
+        if extractor is None:
+            print(f"memstrata bench: the Ollama tier cannot run: {why}; nothing measured. "
+                  "Start Ollama (OLLAMA_HOST) with the model pulled.")
+            return 0
     t0 = time.perf_counter()
-    result, ctx = run(seed=opts.seed, quick=opts.quick, k=opts.k, log=log)
+    result, ctx = run(seed=opts.seed, quick=opts.quick, k=opts.k, log=log, extractor=extractor)
     if opts.llm:
         from .llm import answer_level
 

@@ -152,20 +152,16 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     from memstrata_app.engine.embedders import shared_local_embedder
 
-    from .conversations import Extractor, available_sets, run_sets
+    from .conversations import available_sets, run_sets
     from .systems import CachedEmbedder
 
     extractor = None
     if args.extractor:
-        from memstrata_app.engine.understand.llm_tier import probe
-
-        model = args.extractor.removeprefix("ollama:")
-        why = probe(model) if model else "give the model as --extractor ollama:MODEL"
-        if why:
+        extractor, why = extractor_for(args.extractor, args.approve_llm)
+        if extractor is None:
             print(f"memstrata bench conversations: the Ollama tier cannot run: {why}. "
                   "Nothing measured; start Ollama (OLLAMA_HOST) with the model pulled.")
             return 0
-        extractor = Extractor(model, args.approve_llm)
     sets = available_sets() if args.set == "all" else [args.set]
     log = (lambda m: None) if args.json else (lambda m: print(f"[bench] {m}", file=sys.stderr))
     conv = run_sets(CachedEmbedder(shared_local_embedder()), sets, args.family, args.limit,
@@ -175,3 +171,14 @@ def main(argv: list[str] | None = None) -> int:
     else:
         print(text(conv, args.verbose))
     return 0
+
+
+def extractor_for(spec: str, approve: bool) -> tuple[Any, str | None]:
+    """(Extractor, None) for `ollama:MODEL` when that model answers, else (None, why)."""
+    from memstrata_app.engine.understand.llm_tier import probe
+
+    from .conversations import Extractor
+
+    model = spec.removeprefix("ollama:")
+    why = probe(model) if model else "give the model as --extractor ollama:MODEL"
+    return (None, why) if why else (Extractor(model, approve), None)

@@ -56,7 +56,8 @@ def latency(systems: list[System], data: Dataset, emb: CachedEmbedder, k: int, n
 
 def run(seed: int = 7, quick: bool = False, k: int = 5, embedder: Any = None,
         scale: dict[str, int] | None = None, latency_n: int | None = None, latency_runs: int = 3,
-        log: Log = lambda _m: None) -> tuple[dict[str, Any], dict[str, Any]]:
+        log: Log = lambda _m: None, extractor: Any = None
+        ) -> tuple[dict[str, Any], dict[str, Any]]:
     """The whole suite; returns (report, contexts) where contexts maps system -> question
     index -> retrieved sentences (for the optional answer-level pass)."""
     t_start = time.perf_counter()
@@ -102,7 +103,7 @@ def run(seed: int = 7, quick: bool = False, k: int = 5, embedder: Any = None,
             s.close()
     log("replaying the conversational sets ...")
     report["conversations"] = conversations.run_sets(
-        emb, limit=QUICK_ITEMS_PER_FAMILY if quick else None, k=k, log=log)
+        emb, limit=QUICK_ITEMS_PER_FAMILY if quick else None, k=k, log=log, extractor=extractor)
     for name, m in report["systems"].items():
         m.update(lat[name])
         m["false_supersessions"] = engine["false_supersessions"] if name == "memstrata" else 0
