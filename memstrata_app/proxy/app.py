@@ -13,7 +13,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from . import management, routes_anthropic, routes_ollama, routes_openai
+from . import management, routes_anthropic, routes_ollama, routes_openai, routes_responses
 from .auth import TokenMiddleware
 from .dialects import dialect_for_path
 from .limits import DEFAULT_LIMITS, Limits
@@ -62,6 +62,7 @@ def create_app(engine: Any, settings: Any, *, upstream: str | Upstream | None = 
     routes = [
         *routes_ollama.routes(relay),
         *routes_openai.routes(relay),
+        *routes_responses.routes(relay),
         *routes_anthropic.routes(relay),
         *management.routes(memory, upstream),
         Route("/memstrata/{rest:path}", memstrata_unknown, methods=_ALL_METHODS),

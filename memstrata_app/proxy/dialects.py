@@ -20,6 +20,9 @@ class Dialect:
     """One wire protocol: how its errors look, whole and mid-stream."""
 
     name: str  # "ollama" | "openai" | "anthropic" | "memstrata"
+    # How an error ends one of its streams: "" one frame with error_body (streaming.py);
+    # "responses": the Responses API's `error` event, then `response.failed`.
+    stream_errors: str = ""
 
     def error_body(self, status: int, message: str, param: str | None = None) -> dict[str, Any]:
         if self.name == "openai":
@@ -56,6 +59,7 @@ class Dialect:
 
 OLLAMA = Dialect("ollama")
 OPENAI = Dialect("openai")
+RESPONSES = Dialect("openai", stream_errors="responses")  # OpenAI's shapes, typed stream events
 ANTHROPIC = Dialect("anthropic")
 MEMSTRATA = Dialect("memstrata")
 
@@ -64,6 +68,8 @@ def dialect_for_path(path: str) -> Dialect:
     """The protocol a request path belongs to, for errors raised before routing."""
     if path.startswith("/v1/messages"):
         return ANTHROPIC
+    if path.startswith("/v1/responses"):
+        return RESPONSES
     if path.startswith("/v1/"):
         return OPENAI
     if path.startswith("/memstrata"):

@@ -11,10 +11,14 @@ Models: "standin-chat" (chat/generate, with a Modelfile SYSTEM prompt), "standin
 (embeddings) and "standin-slow" (answers like standin-chat, but only after `slow_delay`
 seconds: `slow_waiting` counts the requests it holds, `slow_cancelled` those whose client hung
 up first, as Ollama stops a generation whose caller left); any other name
-answers 404 `model "x" not found, try pulling it first`. The reply echoes the last user
+answers 404 `model "x" not found, try pulling it first`. Each model has its own digest (the
+sha256 of its name), as distinct models do in Ollama; `/api/pull` of one of them reports its
+layers as already there, of any other name fails as Ollama does for a model the registry
+does not have. The reply echoes the last user
 text: "You said: <text>" plus " [memory]" when a <memstrata-memory> block reached the
 model. A user text containing "[[midstream-error]]" makes a stream fail after its first
-chunk with one more error frame. `chunk_delay` (seconds) spaces the streamed chunks;
+chunk with one more error frame (on /v1/responses: an `error` event, then
+`response.failed`). `chunk_delay` (seconds) spaces the streamed chunks;
 `response_delay` holds every answer back before its first byte (for timeout tests).
 
 Structured output: `format` ("json" or a JSON schema) on /api/chat and /api/generate is
@@ -105,6 +109,11 @@ def full_name(model: str) -> str:
     return model if ":" in model else model + ":latest"
 
 
+def digest_of(name: str) -> str:
+    """A model's digest: the sha256 of its full name (one per model, as in Ollama)."""
+    return hashlib.sha256(full_name(name).encode()).hexdigest()
+
+
 def make_reply(model: Any, user_text: str, system_text: str, kind: str = "chat",
                text: str | None = None) -> Reply:
     """The deterministic answer (or `text`, verbatim), or ApiError for an unknown model."""
@@ -159,7 +168,7 @@ def text_of(content: Any) -> str:
         return content
     if isinstance(content, list):
         return "\n".join(p.get("text", "") for p in content
-                         if isinstance(p, dict) and p.get("type") == "text")
+                         if isinstance(p, dict) and p.get("type") in ("text", "input_text"))
     return ""
 
 
@@ -174,6 +183,18 @@ def split_chat(messages: Any) -> tuple[str, str]:
         elif m.get("role") == "user":
             user = text_of(m.get("content"))
     return user, "\n".join(system)
+
+
+def split_responses(data: dict[str, Any]) -> tuple[str, str]:
+    """(last user text, instructions and system/developer text) of a Responses API request."""
+    items = data.get("input")
+    instructions = data.get("instructions")
+    system = [instructions] if isinstance(instructions, str) else []
+    if isinstance(items, str):
+        return items, "\n".join(system)
+    user, more = split_chat([i for i in items if isinstance(i, dict) and i.get("type") in
+                             (None, "message")] if isinstance(items, list) else [])
+    return user, "\n".join([*system, more])
 
 
 def vector(text: str, dim: int = 8) -> list[float]:

@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import json
 import logging
+import re
+import time
+import uuid
 from collections.abc import AsyncIterator, Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import httpx
 from starlette.requests import ClientDisconnect
@@ -24,6 +27,7 @@ log = logging.getLogger(__name__)
 
 NDJSON, SSE = "ndjson", "sse"
 _HOLD_MAX = 4 * 1024 * 1024  # an unfinished line longer than this is passed on as it is
+_SEQ_VALUE = re.compile(rb"\s*:\s*(\d{1,18})")
 
 
 class _Cut(Exception):
@@ -51,13 +55,77 @@ def frame_end(kind: str | None, sent: bytes) -> bytes:
     return b"" if not sent or sent.endswith(b"\n") else b"\n"
 
 
-def error_frame(kind: str, dialect: Dialect, message: str) -> bytes:
-    """One more frame, in the stream's own format, that carries an error in the caller's shape."""
+def error_frame(kind: str, dialect: Dialect, message: str,
+                progress: ResponsesProgress | None = None) -> bytes:
+    """One more frame, in the stream's own format, that carries an error in the caller's shape
+    (a Responses API stream, with its `progress`, ends with its own two events instead)."""
+    if kind == SSE and dialect.stream_errors == "responses":
+        return (progress or ResponsesProgress()).failure(message)
     body = json.dumps(dialect.error_body(500, message), ensure_ascii=False).encode("utf-8")
     if kind == NDJSON:
         return body + b"\n"
     event = b"event: error\n" if dialect.name == "anthropic" else b""
     return event + b"data: " + body + b"\n\n"
+
+
+def _sse_event(name: str, data: dict[str, Any]) -> bytes:
+    return (f"event: {name}\ndata: ".encode() + json.dumps(data, ensure_ascii=False).encode("utf-8")
+            + b"\n\n")
+
+
+class ResponsesProgress:
+    """What a Responses API stream has sent so far (whole lines, as relayed): the next event's
+    sequence number and its first event (`response.created`), so that an error can end it the
+    way the API ends a failed response: an `error` event, then `response.failed` carrying that
+    response with status "failed" (what Codex and the SDKs read as the stream's outcome)."""
+
+    def __init__(self) -> None:
+        self.next_seq = 0
+        self.first_data = b""  # kept as bytes; parsed only if the stream fails
+        self.named_only = False  # the last line sent named an event whose data never came
+
+    def feed(self, lines: bytes) -> None:
+        parts = lines.split(b"\n")
+        if lines.endswith(b"\n"):
+            parts.pop()
+        for line in parts:
+            if line.startswith(b"event:"):
+                self.named_only = True
+                continue
+            self.named_only = False
+            if not line.startswith(b"data:"):
+                continue
+            if not self.first_data:
+                self.first_data = line[5:]
+            # An event's own "sequence_number" is its only unescaped one (strings escape quotes).
+            at = line.rfind(b'"sequence_number"')
+            m = _SEQ_VALUE.match(line, at + len(b'"sequence_number"')) if at >= 0 else None
+            self.next_seq = int(m.group(1)) + 1 if m else self.next_seq + 1
+
+    def response(self, message: str) -> dict[str, Any]:
+        """The stream's response object (from response.created, else a minimal one), failed."""
+        created: Any = None
+        if self.first_data:
+            try:
+                created = json.loads(self.first_data)
+            except ValueError:
+                created = None
+        base = created.get("response") if isinstance(created, dict) and \
+            created.get("type") == "response.created" else None
+        return {"id": f"resp_{uuid.uuid4().hex[:24]}", "object": "response",
+                "created_at": int(time.time()), "model": "", "output": [],
+                **(base if isinstance(base, dict) else {}),
+                "status": "failed", "incomplete_details": None,
+                "error": {"code": "server_error", "message": message}}
+
+    def failure(self, message: str) -> bytes:
+        seq = self.next_seq
+        self.next_seq += 2
+        return (_sse_event("error", {"type": "error", "code": "server_error", "message": message,
+                                     "param": None, "sequence_number": seq})
+                + _sse_event("response.failed", {"type": "response.failed",
+                                                 "response": self.response(message),
+                                                 "sequence_number": seq + 1}))
 
 
 class RelayedStream(StreamingResponse):
@@ -68,6 +136,8 @@ class RelayedStream(StreamingResponse):
                  on_done: Callable[[], None] | None):
         self.call, self.dialect, self.base_url = call, dialect, base_url
         self.kind = framing(call.response.headers)
+        self.progress = ResponsesProgress() if (
+            self.kind == SSE and dialect.stream_errors == "responses") else None
         self.on_first_byte, self.on_done = on_first_byte, on_done
         self.finished = self.cut = False
         super().__init__(self._body(), status_code=call.response.status_code, headers=headers)
@@ -108,6 +178,8 @@ class RelayedStream(StreamingResponse):
                     out, held = data[:cut], data[cut:]
                 if out:
                     sent = (sent + out)[-2:]
+                    if self.progress is not None:
+                        self.progress.feed(out)
                     yield out
         except httpx.HTTPError as e:
             THROTTLE.log(log, logging.WARNING, "upstream-cut",
@@ -117,9 +189,12 @@ class RelayedStream(StreamingResponse):
             self.cut = True
             if self.kind is None:  # no frame can follow half a JSON body: the client sees a cut
                 raise _Cut from None
-            yield frame_end(self.kind, sent) + error_frame(
+            end = frame_end(self.kind, sent)
+            if self.progress is not None and self.progress.named_only:
+                end = b""  # our `event: error` line names the cut event instead (the last wins)
+            yield end + error_frame(
                 self.kind, self.dialect, f"the upstream Ollama at {self.base_url} closed the "
-                f"stream early ({type(e).__name__}); try again")
+                f"stream early ({type(e).__name__}); try again", self.progress)
         else:
             if held:  # the upstream ended without a final newline: pass the rest on unchanged
                 yield held

@@ -63,3 +63,87 @@ def test_model_listing_endpoints(upstream: OllamaStandIn) -> None:
     assert len(client.embed(model="standin-embed", input=["a", "b"]).embeddings) == 2
     assert httpx.get(upstream.url + "/api/version").json()["version"]
     assert httpx.get(upstream.url + "/").text == "Ollama is running"
+
+
+def test_every_model_has_its_own_digest(upstream: OllamaStandIn) -> None:
+    """llm-ollama lists one model per digest (the others become its aliases): distinct models
+    must have distinct digests, the same one in /api/tags, /api/ps and /api/show."""
+    tags = httpx.get(upstream.url + "/api/tags").json()["models"]
+    by_digest: dict[str, list[str]] = {}
+    for m in tags:
+        assert len(m["digest"]) == 64 and int(m["digest"], 16) >= 0
+        by_digest.setdefault(m["digest"], []).append(m["name"])
+    assert len(by_digest) == len(tags) >= 3  # merged by digest, every model stays
+    digest = {m["name"]: m["digest"] for m in tags}
+    for m in httpx.get(upstream.url + "/api/ps").json()["models"]:
+        assert m["digest"] == digest[m["name"]]
+    shown = httpx.post(upstream.url + "/api/show", json={"model": CHAT_MODEL}).json()
+    assert f"sha256-{digest[CHAT_MODEL]}" in shown["modelfile"]
+
+
+def test_pull_streams_progress_then_success(upstream: OllamaStandIn) -> None:
+    with httpx.stream("POST", upstream.url + "/api/pull", json={"model": "standin-chat"}) as r:
+        assert r.status_code == 200 and r.headers["content-type"] == "application/x-ndjson"
+        lines = [json.loads(line) for line in r.iter_lines() if line]
+    assert lines[0] == {"status": "pulling manifest"} and lines[-1] == {"status": "success"}
+    layers = [line for line in lines if "digest" in line]
+    assert layers and all(line["digest"].startswith("sha256:") and line["total"] > 0
+                          and 0 <= line["completed"] <= line["total"] for line in layers)
+    assert layers[-1]["completed"] == layers[-1]["total"]
+    assert {"status": "verifying sha256 digest"} in lines
+    assert upstream.last("/api/pull").json == {"model": "standin-chat"}
+    r2 = httpx.post(upstream.url + "/api/pull", json={"model": CHAT_MODEL, "stream": False})
+    assert r2.status_code == 200 and r2.json() == {"status": "success"}
+    assert ollama.Client(host=upstream.url).pull("standin-chat").status == "success"
+
+
+def test_pull_of_an_unknown_model_fails_like_ollama(upstream: OllamaStandIn) -> None:
+    missing = "pull model manifest: file does not exist"
+    r = httpx.post(upstream.url + "/api/pull", json={"model": "gpt-oss:20b", "stream": False})
+    assert r.status_code == 500 and r.json() == {"error": missing}
+    with httpx.stream("POST", upstream.url + "/api/pull", json={"model": "gpt-oss:20b"}) as s:
+        lines = [json.loads(line) for line in s.iter_lines() if line]
+    assert lines == [{"status": "pulling manifest"}, {"error": missing}]  # as Ollama streams it
+    with pytest.raises(ollama.ResponseError, match="file does not exist"):
+        list(ollama.Client(host=upstream.url).pull("gpt-oss:20b", stream=True))
+    r = httpx.post(upstream.url + "/api/pull", json={})
+    assert r.status_code == 400 and "error" in r.json()
+
+
+def test_responses_api_object_and_event_stream(upstream: OllamaStandIn) -> None:
+    body = {"model": "standin-chat", "instructions": "Be terse.", "input": [
+        {"type": "message", "role": "developer", "content": [
+            {"type": "input_text", "text": "You are a coding agent."}]},
+        {"type": "message", "role": "user", "content": [
+            {"type": "input_text", "text": "hello there"}]}]}
+    r = httpx.post(upstream.url + "/v1/responses", json=body)
+    obj = r.json()
+    assert obj["object"] == "response" and obj["status"] == "completed"
+    assert obj["instructions"] == "Be terse." and obj["model"] == CHAT_MODEL
+    assert obj["output"][0]["content"][0] == {"type": "output_text", "text": "You said: hello "
+                                              "there", "annotations": [], "logprobs": []}
+    assert obj["usage"]["total_tokens"] == obj["usage"]["input_tokens"] + \
+        obj["usage"]["output_tokens"]
+    assert upstream.last("/v1/responses").json == body
+
+    with httpx.stream("POST", upstream.url + "/v1/responses",
+                      json={**body, "stream": True}) as s:
+        assert s.headers["content-type"].startswith("text/event-stream")
+        raw = s.read().decode()
+    events = []
+    for block in raw.split("\n\n"):
+        if block:
+            name, data = block.split("\n")
+            events.append((name.removeprefix("event: "), json.loads(data.removeprefix("data: "))))
+    assert [d["sequence_number"] for _, d in events] == list(range(len(events)))
+    assert all(name == d["type"] for name, d in events)
+    assert events[0][0] == "response.created" and events[-1][0] == "response.completed"
+    assert "".join(d["delta"] for n, d in events if n == "response.output_text.delta") == \
+        "You said: hello there"
+
+    r = httpx.post(upstream.url + "/v1/responses", json={"model": "nope", "input": "hi"})
+    assert r.status_code == 404 and r.json()["error"]["message"].startswith('model "nope"')
+    with httpx.stream("POST", upstream.url + "/v1/responses", json={
+            "model": "standin-chat", "input": f"go {MIDSTREAM_ERROR}", "stream": True}) as s:
+        tail = s.read().decode().strip().split("\n\n")[-2:]
+    assert [b.split("\n")[0] for b in tail] == ["event: error", "event: response.failed"]
