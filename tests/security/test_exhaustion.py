@@ -98,15 +98,15 @@ def test_abandoned_requests_to_a_slow_model_free_their_slots_and_starve_no_one(
             "messages": [{"role": "user", "content": "quick one"}]},
             headers={"X-Memstrata-Memory": "off"})
         assert r.status_code == 200 and r.json()["model"] == CHAT_MODEL
-        assert time.monotonic() - t0 < 3
+        assert time.monotonic() - t0 < 20  # not behind the slow model (it holds for minutes)
         assert upstream.slow_waiting == slots.per_model  # still held: nobody left yet
     finally:
         for s in socks:
             s.close()
     # Each client that left took its upstream request with it: Ollama sees the cancel.
-    wait_until(lambda: upstream.slow_waiting == 0, 5, "the upstream sees every cancel")
+    wait_until(lambda: upstream.slow_waiting == 0, 20, "the upstream sees every cancel")
     assert upstream.slow_cancelled - cancelled_before == slots.per_model
-    wait_until(lambda: slots.in_flight("standin-slow") == 0, 5, "the slots are free")
+    wait_until(lambda: slots.in_flight("standin-slow") == 0, 20, "the slots are free")
     went_upstream = [r for r in upstream.requests
                      if r.path == "/api/chat" and (r.json or {}).get("model") == "standin-slow"]
     assert len(went_upstream) == slots.per_model  # the queued ones never reached the model
@@ -144,9 +144,13 @@ def test_a_client_leaving_mid_stream_closes_the_upstream_and_logs_one_line(
         first = next(r.iter_lines())
         assert json.loads(first)["done"] is False
         assert slots.in_flight("standin-chat") == 1
-    wait_until(lambda: slots.in_flight("standin-chat") == 0, 3, "the slot is freed")
-    left = [rec for rec in caplog.records if "before the answer ended" in rec.getMessage()]
-    assert len(left) == 1 and left[0].exc_info is None
+    wait_until(lambda: slots.in_flight("standin-chat") == 0, 15, "the slot is freed")
+
+    def left() -> list[logging.LogRecord]:
+        return [rec for rec in caplog.records if "before the answer ended" in rec.getMessage()]
+
+    wait_until(lambda: len(left()) >= 1, 15, "the disconnect is logged")
+    assert len(left()) == 1 and left()[0].exc_info is None
 
 
 def test_a_40_mib_chunked_ingest_is_refused_early_without_buffering(
@@ -197,7 +201,7 @@ def test_half_sent_headers_are_closed_by_the_header_timeout(
     finally:
         for s in socks:
             s.close()
-    assert time.monotonic() - t0 < 5
+    assert time.monotonic() - t0 < 30  # the 0.5 s header timeout, not the 5 s socket one each
     assert all(a.startswith(b"HTTP/1.1 408") for a in answers[1::2])
     assert all(a == b"" for a in answers[::2])
     lines = [r for r in caplog.records if r.name.startswith(("memstrata", "uvicorn", "asyncio"))]
@@ -214,7 +218,7 @@ def test_a_stalled_body_is_closed_by_the_idle_timeout(
                   b'{"model": "standin-chat", ')
         t0 = time.monotonic()
         closed_by_server(s, 5)
-        assert 0.4 < time.monotonic() - t0 < 4
+        assert 0.4 < time.monotonic() - t0 < 4.9  # the 0.5 s idle timeout, not the 5 s socket
     assert not any(r.path == "/api/chat" for r in upstream.requests)
 
 
