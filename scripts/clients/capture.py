@@ -26,13 +26,13 @@ import argparse
 import base64
 import gzip
 import hashlib
+import importlib.util
 import json
 import os
 import re
 import shutil
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import uuid
@@ -44,20 +44,30 @@ from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 ROOT = Path(__file__).resolve().parents[2]
-CLIENTS = ROOT / "tests" / "clients"
-TOOLS_PREFIX = CLIENTS / ".tools"
-RUN_DIR = CLIENTS / ".run"  # logs of each invocation (ignored by git)
-# Temp HOMEs and work dirs live outside the repository, so no tool finds this repo's
-# git root or instruction files, and outside /tmp (Codex refuses helper links there).
-SCRATCH = Path(os.environ.get("CAPTURE_SCRATCH",
-                              Path.home() / ".cache" / "memstrata-client-capture"))
+
+
+def _load_tools() -> Any:
+    """scripts/clients/tools.py (how each tool is run), by path: this script is also
+    loaded by file path in tests, where scripts/clients is not on sys.path."""
+    name = "memstrata_client_tools"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("tools.py"))
+        assert spec is not None and spec.loader is not None
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules[name] = mod
+        spec.loader.exec_module(mod)
+    return sys.modules[name]
+
+
+tools = _load_tools()
+CLIENTS = tools.CLIENTS
+TOOLS_PREFIX = tools.TOOLS_PREFIX
+RUN_DIR = tools.RUN_DIR  # logs of each invocation (ignored by git)
+# Temp HOMEs and work dirs: outside the repository and /tmp (see tools.SCRATCH).
+SCRATCH = tools.SCRATCH
 OUT_DIR = CLIENTS / "captured"
 
-TURNS = [
-    "The cache TTL is 300 seconds.",
-    "The cache TTL is now 900 seconds.",
-    "What is the cache TTL?",
-]
+TURNS = tools.TURNS
 
 # Two local models with different digests (llm-ollama merges models sharing a digest).
 MODELS = [
@@ -81,6 +91,7 @@ MODELS = [
     },
 ]
 CHAT_MODEL = MODELS[0]["name"]
+assert CHAT_MODEL == tools.CHAT_MODEL
 
 SECRET_HEADERS = {
     "authorization",
@@ -676,23 +687,7 @@ def start_server() -> tuple[ThreadingHTTPServer, int]:
 # --------------------------------------------------------------------------------------
 
 
-def base_env(home: Path) -> dict[str, str]:
-    """A clean environment: no inherited model/provider settings, no proxies."""
-    keep = ("PATH", "LANG", "LC_ALL", "SSL_CERT_FILE", "TZ", "USER", "LOGNAME", "SHELL")
-    env = {k: os.environ[k] for k in keep if k in os.environ}
-    env.update({
-        "HOME": str(home),
-        "XDG_CONFIG_HOME": str(home / ".config"),
-        "XDG_DATA_HOME": str(home / ".local" / "share"),
-        "XDG_CACHE_HOME": str(home / ".cache"),
-        "TERM": "dumb",
-        "NO_COLOR": "1",
-        "CI": "1",
-        "NO_PROXY": "127.0.0.1,localhost",
-        "no_proxy": "127.0.0.1,localhost",
-    })
-    env.setdefault("LANG", "C.UTF-8")
-    return env
+base_env = tools.base_env
 
 
 class Runner:
@@ -705,22 +700,12 @@ class Runner:
     def run(self, tool: str, scenario: str, turn: int, argv: list[str], env: dict[str, str],
             cwd: Path) -> dict[str, Any]:
         REC.set(tool, scenario, turn)
-        t0 = time.monotonic()
-        try:
-            p = subprocess.run(argv, env=env, cwd=cwd, stdin=subprocess.DEVNULL,
-                               capture_output=True, timeout=self.timeout,
-                               start_new_session=True)
-            rc, out, err = p.returncode, p.stdout, p.stderr
-        except subprocess.TimeoutExpired as exc:
-            rc, out, err = "timeout", exc.stdout or b"", exc.stderr or b""
-        except OSError as exc:
-            rc, out, err = "error", b"", str(exc).encode()
-        dt = round(time.monotonic() - t0, 2)
+        res = tools.invoke(argv, env, cwd, self.timeout)
+        rc, out, err, dt = res.rc, res.stdout, res.stderr, res.seconds
         # Give late background requests a moment to land under this turn.
         time.sleep(0.5)
         log = self.log_dir / f"{tool}-{scenario or 'main'}-turn{turn}.log"
-        log.write_bytes(b"$ " + " ".join(argv).encode() + b"\n--- stdout\n" + out +
-                        b"\n--- stderr\n" + err)
+        tools.write_log(log, argv, out, err)
         return {"scenario": scenario, "turn": turn, "rc": rc, "seconds": dt,
                 "stdout_tail": out.decode(errors="replace")[-400:],
                 "stderr_tail": err.decode(errors="replace")[-400:]}
@@ -797,52 +782,29 @@ class Runner:
         return results
 
 
-def bin_path(name: str) -> Path:
-    return TOOLS_PREFIX / "node_modules" / ".bin" / name
+bin_path = tools.bin_path
+fresh_dirs = tools.fresh_dirs
+tool_version = tools.tool_version
 
 
-def fresh_dirs(tool: str, scenario: str = "") -> tuple[Path, Path]:
-    SCRATCH.mkdir(parents=True, exist_ok=True)
-    root = Path(tempfile.mkdtemp(prefix=f"{tool}-{scenario or 'main'}-", dir=SCRATCH))
-    home, work = root / "home", root / "work"
-    home.mkdir()
-    work.mkdir()
-    (work / "README.md").write_text("# demo project\n")
-    return home, work
+def run_plan(r: Runner, plan: Any) -> list[dict[str, Any]]:
+    """Every scenario of a tools.Plan, turn by turn, recorded under its tool/scenario/turn."""
+    return [r.run(sc.tool, sc.scenario, i, argv, sc.env, sc.work)
+            for sc in plan.scenarios for i, argv in enumerate(sc.argvs, 1)]
 
 
-def tool_version(argv: list[str], env: dict[str, str]) -> str:
-    try:
-        p = subprocess.run(argv, env=env, capture_output=True, timeout=60,
-                           stdin=subprocess.DEVNULL)
-        return (p.stdout or p.stderr).decode(errors="replace").strip().splitlines()[-1]
-    except Exception as exc:
-        return f"unknown ({exc})"
+def plan_result(plan: Any, results: list[dict[str, Any]]) -> dict[str, Any]:
+    if not plan.installed:
+        return {"installed": False, "notes": plan.notes}
+    return {"installed": True, "version": plan.version, "runs": results, "how": plan.how}
 
 
 def drive_claude(r: Runner) -> dict[str, Any]:
-    exe = bin_path("claude")
-    if not exe.exists():
-        return {"installed": False, "notes": ["not installed (run scripts/clients/install.sh)"]}
-    results = []
-    version = ""
-    for scenario, quiet in (("quiet", True), ("nonessential", False)):
-        home, work = fresh_dirs("claude-code", scenario)
-        env = base_env(home)
-        env.update({
-            "ANTHROPIC_BASE_URL": r.base,
-            "ANTHROPIC_AUTH_TOKEN": "ollama",
-            "ANTHROPIC_API_KEY": "",
-            "DISABLE_AUTOUPDATER": "1",
-        })
-        if quiet:
-            env["CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"] = "1"
-        version = version or tool_version([str(exe), "--version"], env)
-        for i, text in enumerate(TURNS, 1):
-            argv = [str(exe), "-p", text, "--model", CHAT_MODEL]
-            if i > 1:
-                argv.insert(1, "--continue")
-            results.append(r.run("claude-code", scenario, i, argv, env, work))
+    plan = tools.plan_claude(r.base)
+    if not plan.installed:
+        return plan_result(plan, [])
+    exe = tools.executable("claude-code")
+    results = run_plan(r, plan)
     notes = []
     if shutil.which("tmux"):
         # The interactive TUI: one session, three turns typed in (no quiet variable).
@@ -861,127 +823,28 @@ def drive_claude(r: Runner) -> dict[str, Any]:
                               env, work, TURNS, ready="? for shortcuts")
     else:
         notes.append("scenario 'interactive' skipped: tmux not found")
-    return {"installed": True, "version": version, "runs": results, "notes": notes,
-            "how": "claude [--continue] -p TEXT --model qwen2.5-coder:7b with "
-                   "ANTHROPIC_BASE_URL, ANTHROPIC_AUTH_TOKEN=ollama; scenario 'quiet' adds "
-                   "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1, 'nonessential' does not; "
-                   "'interactive' types the turns into one TUI session under tmux"}
+    return {"installed": True, "version": plan.version, "runs": results, "notes": notes,
+            "how": plan.how}
 
 
 def drive_codex(r: Runner) -> dict[str, Any]:
-    exe = bin_path("codex")
-    if not exe.exists():
-        return {"installed": False, "notes": ["not installed (run scripts/clients/install.sh)"]}
-    results = []
-    version = ""
-    for scenario in ("provider", "oss"):
-        home, work = fresh_dirs("codex", scenario)
-        env = base_env(home)
-        codex_home = home / ".codex"
-        codex_home.mkdir()
-        env["CODEX_HOME"] = str(codex_home)
-        common = ["--skip-git-repo-check", "--color", "never", "-s", "read-only"]
-        if scenario == "provider":
-            (codex_home / "config.toml").write_text(
-                f'model = "{CHAT_MODEL}"\n'
-                'model_provider = "memstrata"\n\n'
-                "[model_providers.memstrata]\n"
-                'name = "MemStrata"\n'
-                f'base_url = "{r.base}/v1"\n'
-                'env_key = "MEMSTRATA_API_KEY"\n'
-                'wire_api = "responses"\n')
-            env["MEMSTRATA_API_KEY"] = "sk-local-placeholder"
-            extra: list[str] = []
-        else:
-            # Built-in Ollama provider; CODEX_OSS_BASE_URL moves it off :11434.
-            # No -m: the default open model is not in /api/tags, so it is pulled.
-            env["CODEX_OSS_BASE_URL"] = f"{r.base}/v1"
-            extra = ["--oss", "--local-provider", "ollama"]
-        version = version or tool_version([str(exe), "--version"], env)
-        for i, text in enumerate(TURNS, 1):
-            if i == 1:
-                argv = [str(exe), "exec", *extra, *common, "-C", str(work), text]
-            else:
-                argv = [str(exe), "exec", *extra, *common, "-C", str(work),
-                        "resume", "--last", text]
-            results.append(r.run("codex", scenario, i, argv, env, work))
-    return {"installed": True, "version": version, "runs": results,
-            "how": "scenario 'provider': ~/.codex/config.toml with [model_providers.memstrata] "
-                   "base_url=<server>/v1, wire_api=responses; scenario 'oss': codex exec --oss "
-                   "--local-provider ollama with CODEX_OSS_BASE_URL=<server>/v1; turns 2-3 via "
-                   "`codex exec resume --last`"}
+    plan = tools.plan_codex(r.base)
+    return plan_result(plan, run_plan(r, plan))
 
 
 def drive_cn(r: Runner) -> dict[str, Any]:
-    exe = bin_path("cn")
-    if not exe.exists():
-        return {"installed": False, "notes": ["not installed (run scripts/clients/install.sh)"]}
-    home, work = fresh_dirs("continue-cn")
-    env = base_env(home)
-    cfg_dir = home / ".continue"
-    cfg_dir.mkdir()
-    cfg = cfg_dir / "config.yaml"
-    cfg.write_text(
-        "name: capture\nversion: 1.0.0\nschema: v1\nmodels:\n"
-        "  - name: Qwen2.5 Coder (with memory)\n"
-        "    provider: ollama\n"
-        f"    model: {CHAT_MODEL}\n"
-        f"    apiBase: {r.base}\n"
-        "    roles: [chat, edit, apply]\n")
-    version = tool_version([str(exe), "--version"], env)
-    results = []
-    for i, text in enumerate(TURNS, 1):
-        argv = [str(exe), "-p", "--config", str(cfg), text]
-        if i > 1:
-            argv.insert(2, "--resume")
-        results.append(r.run("continue-cn", "", i, argv, env, work))
-    return {"installed": True, "version": version, "runs": results,
-            "how": "cn -p [--resume] --config ~/.continue/config.yaml TEXT, model "
-                   "provider: ollama, apiBase: <server>"}
+    plan = tools.plan_cn(r.base)
+    return plan_result(plan, run_plan(r, plan))
 
 
 def drive_aider(r: Runner) -> dict[str, Any]:
-    exe = CLIENTS / ".venv-aider" / "bin" / "aider"
-    if not exe.exists():
-        return {"installed": False, "notes": ["not installed (run scripts/clients/install.sh)"]}
-    home, work = fresh_dirs("aider")
-    env = base_env(home)
-    env.update({
-        "OLLAMA_API_BASE": r.base,
-        "LITELLM_LOCAL_MODEL_COST_MAP": "True",
-        "AIDER_ANALYTICS": "false",
-        "AIDER_CHECK_UPDATE": "false",
-    })
-    version = tool_version([str(exe), "--version"], env)
-    results = []
-    for i, text in enumerate(TURNS, 1):
-        argv = [str(exe), "--model", f"ollama_chat/{CHAT_MODEL}", "--message", text,
-                "--yes-always", "--no-git", "--no-check-update", "--no-show-release-notes",
-                "--analytics-disable", "--no-pretty", "--no-fancy-input"]
-        if i > 1:
-            argv.append("--restore-chat-history")
-        results.append(r.run("aider", "", i, argv, env, work))
-    return {"installed": True, "version": version, "runs": results,
-            "how": "aider --model ollama_chat/qwen2.5-coder:7b --message TEXT --yes-always "
-                   "--no-git (turns 2-3 add --restore-chat-history), OLLAMA_API_BASE=<server>"}
+    plan = tools.plan_aider(r.base)
+    return plan_result(plan, run_plan(r, plan))
 
 
 def drive_llm(r: Runner) -> dict[str, Any]:
-    exe = CLIENTS / ".venv-llm" / "bin" / "llm"
-    if not exe.exists():
-        return {"installed": False, "notes": ["not installed (run scripts/clients/install.sh)"]}
-    home, work = fresh_dirs("llm")
-    env = base_env(home)
-    env.update({"OLLAMA_HOST": r.base, "LLM_USER_PATH": str(home / "llm")})
-    version = tool_version([str(exe), "--version"], env)
-    results = []
-    for i, text in enumerate(TURNS, 1):
-        first = ["-m", f"ollama/{CHAT_MODEL}"] if i == 1 else ["-c"]
-        argv = [str(exe), *first, text]
-        results.append(r.run("llm", "", i, argv, env, work))
-    return {"installed": True, "version": version, "runs": results,
-            "how": "llm -m ollama/qwen2.5-coder:7b TEXT (llm-ollama 0.19 prefixes ids with "
-                   "ollama/), then llm -c TEXT; OLLAMA_HOST=<server>"}
+    plan = tools.plan_llm(r.base)
+    return plan_result(plan, run_plan(r, plan))
 
 
 DRIVERS: dict[str, Callable[[Runner], dict[str, Any]]] = {
