@@ -30,7 +30,13 @@ examples:
   memstrata ingest --file notes.md --at 2026-03-01
   memstrata ingest --git-log                      # this repository's commit subjects
   memstrata ingest --git-log ../api --since 2025-01-01 --max 500 -v
+  memstrata --space shop ingest "the shop's API listens on 3000"
 """
+SPACE_ENV = "MEMSTRATA_SPACE"
+SPACE_HELP = ("the space (project) to use: ingest, explain and import write into it, query reads "
+              "it and the global space, history and export read it alone (default: "
+              f"${SPACE_ENV}; without either, writes and history use the global space, query "
+              "and export every space)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -43,13 +49,18 @@ def build_parser() -> argparse.ArgumentParser:
                                            "platform's data folder, memstrata.db)")
     p.add_argument("--embedder", help='"local", "auto" or "ollama:<model>" (default: settings)')
     p.add_argument("-v", "--verbose", action="store_true", help="log what happens to stderr")
+    p.add_argument("--space", metavar="NAME", help=SPACE_HELP)
+    # the same option after the command (`memstrata query … --space shop`)
+    spaced = argparse.ArgumentParser(add_help=False)
+    spaced.add_argument("--space", metavar="NAME", default=argparse.SUPPRESS, help=SPACE_HELP)
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
     s = sub.add_parser(
         "ingest", help="store statements (text, a file or a git history), superseding old values",
         description="Store statements and print, sentence by sentence, what was understood: "
                     "the key, the action and what it retired, or why a sentence was not stored.",
-        epilog=INGEST_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+        epilog=INGEST_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
+        parents=[spaced])
     s.add_argument("text", nargs="?", help="the statement(s); omit with --file or --git-log")
     s.add_argument("--file", type=Path, help="a text file, one or more statements ('-': stdin)")
     s.add_argument("--git-log", nargs="?", const=".", metavar="REPO",
@@ -70,7 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="A dry run of `memstrata ingest`: the same write path, rolled back. "
                     "Nothing is written to the ledger.",
         epilog='example:\n  memstrata explain "moved the orders API from 8080 to 9090 in prod"',
-        formatter_class=argparse.RawDescriptionHelpFormatter)
+        formatter_class=argparse.RawDescriptionHelpFormatter, parents=[spaced])
     s.add_argument("text", help="the statement(s)")
     s.add_argument("--at", help="when it would be said (ISO 8601; default now)")
     s.add_argument("--source", default="cli",
@@ -78,15 +89,30 @@ def build_parser() -> argparse.ArgumentParser:
                         "commit subject)")
     s.add_argument("--json", action="store_true", help="machine-readable output")
 
-    s = sub.add_parser("query", help="retrieve the facts valid now (or --as-of T)")
+    s = sub.add_parser("query", help="retrieve the facts valid now (or --as-of T)",
+                       parents=[spaced])
     s.add_argument("query")
     s.add_argument("-k", type=int, default=5, help="how many facts (default 5)")
     s.add_argument("--as-of", help="answer as of this time (ISO 8601)")
     s.add_argument("--json", action="store_true")
 
-    s = sub.add_parser("history", help="a fact's supersession chain, oldest first")
+    s = sub.add_parser("history", help="a fact's supersession chain, oldest first",
+                       parents=[spaced])
     s.add_argument("subject")
     s.add_argument("relation")
+    s.add_argument("--context", help='a qualified key\'s context, e.g. "prod"')
+    s.add_argument("--json", action="store_true")
+
+    s = sub.add_parser("spaces", help="the spaces (projects) with their row counts")
+    s.add_argument("--json", action="store_true")
+
+    s = sub.add_parser(
+        "move", help="move a fact (and its earlier values) to another space",
+        description="Move a fact, every row made from its sentence and the key's earlier "
+                    "values, to another space (a project, or global). Refused when that space "
+                    "already holds a current value for the key.")
+    s.add_argument("id", type=int)
+    s.add_argument("target", metavar="SPACE", help='the space to move it to ("global" for all)')
     s.add_argument("--json", action="store_true")
 
     s = sub.add_parser("quarantine", help="review low-confidence extractions")
@@ -112,11 +138,13 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("-y", "--yes", action="store_true", help="do not ask for confirmation")
     s.add_argument("--json", action="store_true")
 
-    s = sub.add_parser("export", help="write every ledger row as JSON")
+    s = sub.add_parser("export", help="write every ledger row (or a space's) as JSON",
+                       parents=[spaced])
     s.add_argument("--jsonl", action="store_true", help="one JSON object per line")
     s.add_argument("-o", "--output", type=Path, help="file to write (default stdout)")
 
-    s = sub.add_parser("import", help="restore rows written by `memstrata export`")
+    s = sub.add_parser("import", help="restore rows written by `memstrata export` (rows keep "
+                                      "their space unless --space names one)", parents=[spaced])
     s.add_argument("file", type=Path, help="a JSON array or JSON-lines file ('-': stdin)")
 
     s = sub.add_parser("reindex", help="re-embed the ledger with another embedder")
@@ -135,7 +163,8 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("serve", help="run the local endpoint (Ollama/OpenAI/Anthropic APIs)")
     s.add_argument("--port", type=int, help="port on 127.0.0.1 (default: settings, 11435)")
 
-    sub.add_parser("mcp", help="run the MCP server on stdio (Claude Code, Cursor)")
+    sub.add_parser("mcp", help="run the MCP server on stdio (Claude Code, Cursor); --space: "
+                               "its tools' default space", parents=[spaced])
     sub.add_parser("token", help="print this install's access token (management API, MCP)",
                    description="Print the token that /memstrata/v1/* asks for (Authorization: "
                                "Bearer <token>), created on first use in the data folder.")
@@ -198,6 +227,21 @@ def open_engine(args: argparse.Namespace) -> Iterator[Any]:
         yield eng
 
 
+def space_of(args: argparse.Namespace) -> str | None:
+    """The --space given (or MEMSTRATA_SPACE), normalized; None when neither is set."""
+    name = getattr(args, "space", None)
+    if name is None:
+        name = os.environ.get(SPACE_ENV) or None
+    if name is None:
+        return None
+    from .engine.write import normalize_space
+
+    try:
+        return normalize_space(name)
+    except ValueError as e:
+        raise CliError(f"--space: {e}") from None
+
+
 def parse_at(value: str | None) -> Any:
     from .engine.timeutil import parse_time
 
@@ -226,8 +270,9 @@ def fmt_time(t: Any) -> str:
 
 def fmt_row(a: Any) -> str:
     triple = (f"({a.subject} · {a.relation} · {a.object})" if a.subject else "(plain fact)")
+    where = f"  [{a.space}]" if getattr(a, "space", "global") != "global" else ""
     return (f"#{a.id:<6} {a.status.value:<11} {fmt_time(a.valid_from)} → {fmt_time(a.valid_to)}"
-            f"  {triple}\n        “{a.text}”")
+            f"  {triple}{where}\n        “{a.text}”")
 
 
 # --- commands ------------------------------------------------------------------------------
@@ -243,8 +288,9 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     if not text.strip():
         raise CliError("nothing to ingest: the text is empty")
     at = parse_at(args.at)
+    space = space_of(args)
     with open_engine(args) as eng:
-        res = eng.ingest(text, source=args.source or "cli", at=at)
+        res = eng.ingest(text, source=args.source or "cli", at=at, space=space)
         olds = {} if args.json else understood().retired_values(eng, [res])
     if args.json:
         emit_json(res.to_dict())
@@ -257,8 +303,9 @@ def cmd_explain(args: argparse.Namespace) -> int:
     if not args.text.strip():
         raise CliError("nothing to explain: the text is empty")
     at = parse_at(args.at)
+    space = space_of(args)
     with open_engine(args) as eng:
-        res = eng.explain(args.text, source=args.source, at=at)
+        res = eng.explain(args.text, source=args.source, at=at, space=space)
         olds = {} if args.json else understood().retired_values(eng, [res])
     if args.json:
         emit_json({"dry_run": True, **res.to_dict()})
@@ -337,9 +384,10 @@ def ingest_git_log(args: argparse.Namespace) -> int:
             print(f"no commits to read in {repo}")
         return 0
     show = progress_bar("reading commits") if sys.stderr.isatty() and len(commits) > 256 else None
+    space = space_of(args)
     with open_engine(args) as eng:
         results = eng.ingest_many([(subject, at) for _, at, subject in commits],
-                                  source=args.source or "git", progress=show)
+                                  source=args.source or "git", progress=show, space=space)
         olds = u.retired_values(eng, results) if args.each and not args.json else {}
     if show is not None:
         print(file=sys.stderr)
@@ -369,8 +417,9 @@ def cmd_query(args: argparse.Namespace) -> int:
     if args.k < 1:
         raise CliError("-k must be at least 1")
     as_of = parse_at(args.as_of)
+    space = space_of(args)
     with open_engine(args) as eng:
-        hits = eng.retrieve(args.query, k=args.k, as_of=as_of)
+        hits = eng.retrieve(args.query, k=args.k, as_of=as_of, space=space)
     if args.json:
         emit_json([h.to_dict() for h in hits])
         return 0
@@ -383,15 +432,51 @@ def cmd_query(args: argparse.Namespace) -> int:
 
 
 def cmd_history(args: argparse.Namespace) -> int:
+    space = space_of(args)
     with open_engine(args) as eng:
-        chain = eng.history(args.subject, args.relation)
+        chain = eng.history(args.subject, args.relation, args.context, space)
     if args.json:
         emit_json([a.to_dict() for a in chain])
         return 0
     if not chain:
-        print(f"no history for ({args.subject}, {args.relation})")
+        where = f" in the space {space}" if space else ""
+        print(f"no history for ({args.subject}, {args.relation}){where}")
     for a in chain:
         print(fmt_row(a))
+    return 0
+
+
+def cmd_spaces(args: argparse.Namespace) -> int:
+    with open_engine(args) as eng:
+        counts = eng.spaces()
+    if args.json:
+        emit_json(counts)
+        return 0
+    if not counts:
+        print("the ledger is empty (every statement goes into the global space unless a space "
+              "is named)")
+    width = max([len(n) for n in counts] + [5])
+    if counts:
+        print(f"{'space':<{width}}  {'current':>8}  {'rows':>8}")
+    for name, c in counts.items():
+        print(f"{name:<{width}}  {c['current']:>8}  {c['total']:>8}")
+    return 0
+
+
+def cmd_move(args: argparse.Namespace) -> int:
+    from .engine.write import normalize_space
+
+    try:
+        target = normalize_space(args.target)
+    except ValueError as e:
+        raise CliError(str(e)) from None
+    with open_engine(args) as eng:
+        rows = eng.move_to_space(args.id, target)
+    if args.json:
+        emit_json([r.to_dict() for r in rows])
+        return 0
+    print(f"moved {len(rows)} row{'s' if len(rows) != 1 else ''} to the space {target}: "
+          + ", ".join(f"#{r.id}" for r in rows))
     return 0
 
 
@@ -452,8 +537,9 @@ def cmd_purge(args: argparse.Namespace) -> int:
 
 def cmd_export(args: argparse.Namespace) -> int:
     lost: list[int] = []  # ids a damaged ledger could not give back
+    space = space_of(args)
     with open_engine(args) as eng:
-        rows = list(eng.export(unreadable=lost.append))
+        rows = list(eng.export(unreadable=lost.append, space=space))
     out = args.output.open("w", encoding="utf-8") if args.output else sys.stdout
     try:
         if args.jsonl:
@@ -504,9 +590,13 @@ def parse_records(text: str, name: str) -> list[dict[str, Any]]:
 
 def cmd_import(args: argparse.Namespace) -> int:
     records = parse_records(read_text(args.file), str(args.file))
+    space = space_of(args)
     with open_engine(args) as eng:
         eng.check_writable()  # a read-only or damaged ledger says so before embedding
-        n = eng.import_records(records, progress=progress_bar("embedding"))
+        try:
+            n = eng.import_records(records, progress=progress_bar("embedding"), space=space)
+        except ValueError as e:  # a record's own space is not a space name
+            raise CliError(f"{args.file}: {e}") from None
     print(f"\nimported {n} records", file=sys.stderr)
     return 0
 
@@ -564,6 +654,10 @@ def cmd_stats(args: argparse.Namespace) -> int:
               f"{s['total']} ({s['keys']} keys, {s['retired_share']:.0%} retired)")
         for k, v in s["by_status"].items():
             print(f"  {k:<12} {v}")
+        spaces = s.get("by_space") or {}
+        if len(spaces) > 1 or set(spaces) - {"global"}:
+            print("spaces   " + ", ".join(f"{n} {c['current']}/{c['total']}"
+                                          for n, c in spaces.items()) + " (current/rows)")
     return 0
 
 
@@ -586,13 +680,15 @@ def cmd_token(args: argparse.Namespace) -> int:
 def cmd_mcp(args: argparse.Namespace) -> int:
     from .proxy.mcp_server import run_stdio
 
+    space = space_of(args)
     with open_engine(args) as eng:
-        run_stdio(eng)
+        run_stdio(eng, space)
     return 0
 
 
 COMMANDS = {
     "ingest": cmd_ingest, "explain": cmd_explain, "query": cmd_query, "history": cmd_history,
+    "spaces": cmd_spaces, "move": cmd_move,
     "quarantine": cmd_quarantine, "forget": cmd_forget, "purge": cmd_purge,
     "export": cmd_export,
     "import": cmd_import, "reindex": cmd_reindex, "vocab": cmd_vocab, "stats": cmd_stats,

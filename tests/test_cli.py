@@ -217,6 +217,56 @@ def test_export_import_and_forget(run, tmp_path):
     assert code == 0 and out.startswith("retracted")
 
 
+def test_space_option_spaces_and_move(run, tmp_path, monkeypatch):
+    monkeypatch.delenv("MEMSTRATA_SPACE", raising=False)
+    assert run("--space", "shop", "ingest", "The API port is 3000.")[0] == 0
+    assert run("ingest", "The API port is 8080.", "--space", "Billing")[0] == 0
+    run("ingest", "Our style guide forbids tabs.")
+    code, out, _ = run("query", "API port", "--space", "shop", "--json")
+    texts = [h["text"] for h in json.loads(out)]
+    assert "The API port is 3000." in texts and "The API port is 8080." not in texts
+    assert "Our style guide forbids tabs." in texts  # the global space is read too
+    monkeypatch.setenv("MEMSTRATA_SPACE", "billing")
+    texts = [h["text"] for h in json.loads(run("query", "API port", "--json")[1])]
+    assert "The API port is 8080." in texts and "The API port is 3000." not in texts
+    monkeypatch.delenv("MEMSTRATA_SPACE")
+    texts = [h["text"] for h in json.loads(run("query", "API port", "--json")[1])]
+    assert {"The API port is 3000.", "The API port is 8080."} <= set(texts)  # every space
+
+    code, out, _ = run("spaces", "--json")
+    assert json.loads(out) == {"global": {"total": 1, "current": 1},
+                               "billing": {"total": 1, "current": 1},
+                               "shop": {"total": 1, "current": 1}}
+    code, out, _ = run("spaces")
+    assert out.splitlines()[0].split() == ["space", "current", "rows"]
+    assert out.splitlines()[3].split() == ["shop", "1", "1"]
+    code, out, _ = run("history", "API", "port", "--space", "shop", "--json")
+    shop = json.loads(out)
+    assert [c["object"] for c in shop] == ["3000"] and shop[0]["space"] == "shop"
+    code, out, _ = run("history", "API", "port")
+    assert "no history" in out  # the global space holds no API port
+    code, out, _ = run("history", "API", "port", "--space", "shop")
+    assert "[shop]" in out
+
+    code, out, _ = run("move", str(shop[0]["id"]), "global")
+    assert code == 0 and out.startswith(f"moved 1 row to the space global: #{shop[0]['id']}")
+    billing = json.loads(run("--space", "billing", "history", "API", "port", "--json")[1])
+    code, _, err = run("move", str(billing[0]["id"]), "global")
+    assert code == 1 and "already holds a current value" in err
+    code, _, err = run("move", str(billing[0]["id"]), "../x")
+    assert code == 1 and "not a space name" in err
+
+    dump = tmp_path / "billing.jsonl"
+    code, _, err = run("export", "--jsonl", "-o", str(dump), "--space", "billing")
+    assert code == 0 and "exported 1 rows" in err
+    copy = str(tmp_path / "copy.db")
+    code, _, err = run("--db", copy, "--space", "archive", "import", str(dump))
+    assert code == 0 and "imported 1" in err
+    assert list(json.loads(run("--db", copy, "spaces", "--json")[1])) == ["archive"]
+    code, _, err = run("--space", "../x", "query", "port")
+    assert code == 1 and "--space: '../x' is not a space name" in err
+
+
 @pytest.mark.parametrize(("args", "message"), [
     (("quarantine", "approve", "424242"), "no assertion with id 424242"),
     (("forget", "424242"), "no assertion with id 424242"),

@@ -29,12 +29,14 @@ class DetailPane(QWidget):
 
     chain_loaded = Signal(int)  # number of rows in the chain
     chain_row_picked = Signal(int)  # an assertion id from the chain
+    move_asked = Signal(object)  # the MoveDialog, open
 
     def __init__(self, state: AppState, parent: QWidget | None = None):
         super().__init__(parent)
         self._state = state
         self._current: Any = None
         self._gen = 0
+        self.move_dialog: Any = None
         self.sentence = QLabel()
         self.sentence.setWordWrap(True)
         self.sentence.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -43,7 +45,7 @@ class DetailPane(QWidget):
         self.fields: dict[str, QLabel] = {}
         form = QFormLayout()
         form.setLabelAlignment(Qt.AlignmentFlag.AlignRight)
-        for name in ("Status", "Key", "Value", "Valid", "Recorded", "Retired", "Source",
+        for name in ("Status", "Space", "Key", "Value", "Valid", "Recorded", "Retired", "Source",
                      "Method", "Confidence", "Reinforced", "Superseded by", "Reason"):
             label = QLabel()
             label.setWordWrap(True)
@@ -64,8 +66,14 @@ class DetailPane(QWidget):
         self.purge_button.setToolTip("Erase this sentence and its vector from the ledger file "
                                      "(irreversible); a tombstone keeps the key and interval")
         self.purge_button.clicked.connect(self._purge)
+        self.move_button = QPushButton("Move to space…")
+        self.move_button.setObjectName("move_button")
+        self.move_button.setToolTip("Move this fact, with its earlier values, to another space "
+                                    "(project), or to the global space for every project")
+        self.move_button.clicked.connect(self._move)
         buttons = QHBoxLayout()
         buttons.addWidget(self.timeline_button)
+        buttons.addWidget(self.move_button)
         buttons.addWidget(self.forget_button)
         buttons.addWidget(self.purge_button)
         buttons.addStretch(1)
@@ -91,8 +99,9 @@ class DetailPane(QWidget):
         self.forget_button.setEnabled(has and status_text(a.status) in ("active", "plain"))
         purged = has and a.text == "" and (a.reason or "").startswith("purged")
         self.purge_button.setEnabled(has and not purged)
+        self.move_button.setEnabled(has and status_text(a.status) not in ("rejected",))
         if self._state.read_only:
-            for w in (self.forget_button, self.purge_button):
+            for w in (self.forget_button, self.purge_button, self.move_button):
                 w.setEnabled(False)
         self.placeholder.setVisible(not has)
         if a is None:
@@ -104,6 +113,7 @@ class DetailPane(QWidget):
         color = STATUS_COLORS.get(status_text(a.status), "#666")
         f = self.fields
         f["Status"].setText(f"<b style='color:{color}'>{status_text(a.status)}</b>  · #{int(a.id)}")
+        f["Space"].setText(html.escape(getattr(a, "space", "global")))
         key = f"{a.subject} · {a.relation}" if a.subject else "(plain fact)"
         f["Key"].setText(html.escape(key))
         f["Value"].setText(html.escape(a.object or "—"))
@@ -118,8 +128,9 @@ class DetailPane(QWidget):
         f["Reason"].setText(html.escape(a.reason or "—"))
         if a.subject and a.relation:
             gen, subject, relation = self._gen, a.subject, a.relation
+            context, space = getattr(a, "context", None), getattr(a, "space", None)
             self._state.client.submit(Operation(
-                "history", lambda e: e.history(subject, relation),
+                "history", lambda e: e.history(subject, relation, context, space),
                 lambda rows: self._on_chain(gen, rows)))
 
     def _on_chain(self, gen: int, rows: list[Any]) -> None:
@@ -147,7 +158,32 @@ class DetailPane(QWidget):
     def _show_timeline(self) -> None:
         a = self._current
         if a is not None and a.subject and a.relation:
-            self._state.pick_key(a.subject, a.relation)
+            self._state.pick_key(a.subject, a.relation, getattr(a, "space", None))
+
+    def _move(self) -> None:
+        """Ask which space (the existing ones, or a new name), then move on the worker."""
+        a = self._current
+        if a is None:
+            return
+        self._state.client.call("spaces", lambda e: list(e.spaces()),
+                                lambda names: self._ask_move(a, names))
+
+    def _ask_move(self, a: Any, names: list[str]) -> None:
+        from .spaces import MoveDialog
+
+        if self._current is None or int(self._current.id) != int(a.id):
+            return  # the selection moved on while the spaces loaded
+        dlg = MoveDialog(a, names, self)
+        aid = int(a.id)
+        dlg.accepted.connect(lambda: self._move_to(aid, dlg.chosen()))  # read on this thread
+        dlg.finished.connect(dlg.deleteLater)
+        self.move_dialog = dlg
+        dlg.open()
+        self.move_asked.emit(dlg)
+
+    def _move_to(self, aid: int, target: str) -> None:
+        self._state.client.call("move to space", lambda e: e.move_to_space(aid, target),
+                                writes=("ledger",))
 
     def _forget(self) -> None:
         from PySide6.QtWidgets import QMessageBox

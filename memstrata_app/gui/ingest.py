@@ -122,11 +122,11 @@ class IngestView(QWidget):
         if not text:
             return
         source = self.source.text().strip() or "app"
-        at = self.said_at()
+        at, space = self.said_at(), self._state.space  # the switcher's space (None: global)
         self.remember.setEnabled(False)
 
         def run(e: Any) -> tuple[Any, dict[int, str | None]]:
-            result = e.ingest(text, source, at)
+            result = e.ingest(text, source, at, space)
             return result, retired_values(e, [result])  # "retired #3 (8080)"
 
         def done(out: tuple[Any, dict[int, str | None]]) -> None:
@@ -180,7 +180,9 @@ class IngestView(QWidget):
     def import_items(self, items: list[Item], source: str = "import") -> Operation:
         """Run `ingest_many` on the worker; progress shows here and Cancel stops it."""
         op = Operation("import", lambda e: None, writes=("ledger", "review"))
-        op.fn = lambda e: e.ingest_many(items, source, progress=op.report, cancel=op.cancel)
+        space = self._state.space  # the switcher's space (None: global)
+        op.fn = lambda e: e.ingest_many(items, source, progress=op.report, cancel=op.cancel,
+                                        space=space)
         op.progress = self._on_progress
         op.success = lambda results: self._finish("done", len(results))
         op.failure = self._on_import_failed

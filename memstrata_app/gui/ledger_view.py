@@ -110,6 +110,7 @@ class LedgerView(QWidget):
         self.model.modelReset.connect(lambda: self.detail.show_assertion(None))
         self.model.loaded.connect(self._reselect)
         state.as_of_changed.connect(self._on_as_of)
+        state.space_changed.connect(self._on_space)
         state.client.changed.connect(self._on_changed)
         self._want_id: int | None = None
 
@@ -127,7 +128,7 @@ class LedgerView(QWidget):
         """First load, once the ledger is open."""
         from memstrata_app.engine import LedgerFilter
 
-        self.model.set_filter(LedgerFilter(as_of=self._state.as_of))
+        self.model.set_filter(LedgerFilter(as_of=self._state.as_of, space=self._state.space))
         self.refresh_choices()
 
     def refresh_choices(self) -> None:
@@ -173,6 +174,9 @@ class LedgerView(QWidget):
         self.as_of_label.setText(f"Showing rows valid at {fmt_time(t)} (status column: as of today)"
                                  if t else "")
         self.model.update_filter(as_of=t)
+
+    def _on_space(self, name: str | None) -> None:
+        self.model.update_filter(space=name)
 
     def _on_sort_indicator(self, column: int, order: Qt.SortOrder) -> None:
         if LedgerModel.sortable(column):
@@ -224,7 +228,7 @@ class LedgerView(QWidget):
     def _open_timeline(self) -> None:
         a = self.selected()
         if a is not None and a.subject and a.relation:
-            self._state.pick_key(a.subject, a.relation)
+            self._state.pick_key(a.subject, a.relation, getattr(a, "space", None))
 
     def shutdown(self) -> None:
         self._search_timer.stop()

@@ -119,18 +119,24 @@ class QueryView(QWidget):
         layout.addWidget(self.timing)
         layout.addWidget(self.note)
         state.as_of_changed.connect(self._on_as_of)
+        state.space_changed.connect(lambda _s: self._on_as_of(self._state.as_of))
         self._format: Callable[[list[Any], datetime | None], str] | None = None
         self._on_as_of(state.as_of)
 
     def _on_as_of(self, t: datetime | None) -> None:
-        self.when.setText(f"Answering as of {fmt_time(t)} (move the as-of slider to change)"
-                          if t else "")
+        parts = [f"Answering as of {fmt_time(t)} (move the as-of slider to change)"] if t else []
+        space = self._state.space
+        if space:
+            parts.append(f"reading the space {space} and the global space, as a request "
+                         f"in {space} would" if space != "global" else
+                         "reading the global space only")
+        self.when.setText("; ".join(parts))
 
     def run(self) -> None:
         q = self.question.text().strip()[-MAX_QUERY_CHARS:]
         if not q:
             return
-        k, as_of = self.k.value(), self._state.as_of
+        k, as_of, space = self.k.value(), self._state.as_of, self._state.space
         started = time.perf_counter()
         self.ask.setEnabled(False)
         if not self._state.client.is_warm:
@@ -145,7 +151,8 @@ class QueryView(QWidget):
             self.timing.setText(f"Retrieval failed: {exc}")
 
         self._state.client.submit(
-            Operation("retrieve", lambda e: e.retrieve(q, k, as_of), done, fail))
+            Operation("retrieve", lambda e: e.retrieve(q, k, as_of, space) if space
+                      else e.retrieve(q, k, as_of), done, fail))
 
     def _show(self, hits: list[Any], as_of: datetime | None, ms: float) -> None:
         self.hits = list(hits)

@@ -32,11 +32,14 @@ CHAIN_HEADERS = ("ID", "Value", "Status", "Valid from", "Valid to", "Recorded", 
                  "Sentence")
 
 
-def chain_with_proposals(engine: Any, subject: str, relation: str) -> list[Any]:
-    """The key's history plus its proposals awaiting review (or rejected), by valid_from."""
+def chain_with_proposals(engine: Any, subject: str, relation: str,
+                         space: str | None = None) -> list[Any]:
+    """The key's history in `space` (None: the global space) plus its proposals awaiting review
+    (or rejected), by valid_from."""
     from memstrata_app.engine import LedgerFilter, Status
 
-    rows = list(engine.history(subject, relation))
+    rows = list(engine.history(subject, relation, None, space) if space
+                else engine.history(subject, relation))
     key = next((a.key for a in rows if a.key), None)
     if key is None:
         return rows
@@ -130,6 +133,7 @@ class TimelineView(QWidget):
 
     def _on_key_item(self, item: QListWidgetItem | None, _prev: Any) -> None:
         if item is not None:
+            self._state.key_space = None  # picked from the list: the switcher's space
             self.show_key(*item.data(KEY_ROLE))
 
     def show_key(self, subject: str, relation: str) -> None:
@@ -138,8 +142,9 @@ class TimelineView(QWidget):
         self._gen += 1
         gen = self._gen
         self.title.setText(f"{subject} · {relation}")
+        space = self._state.key_space or self._state.space
         self._state.client.submit(Operation(
-            "history", lambda e: chain_with_proposals(e, subject, relation),
+            "history", lambda e: chain_with_proposals(e, subject, relation, space),
             lambda rows: self._on_rows(gen, rows)))
 
     def _on_rows(self, gen: int, rows: list[Any]) -> None:

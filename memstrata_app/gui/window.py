@@ -7,7 +7,15 @@ from typing import Any
 
 from PySide6.QtCore import Signal
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
-from PySide6.QtWidgets import QApplication, QLabel, QMainWindow, QTabWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QApplication,
+    QLabel,
+    QMainWindow,
+    QTabWidget,
+    QToolBar,
+    QVBoxLayout,
+    QWidget,
+)
 
 from .asof import AsOfBar
 from .endpoint import EndpointController
@@ -16,6 +24,7 @@ from .ingest import IngestView
 from .ledger_view import LedgerView
 from .query import QueryView
 from .review import ReviewView
+from .spaces import SpaceSwitcher
 from .state import AppState
 from .timeline import TimelineView
 from .tray import TrayController
@@ -39,6 +48,12 @@ class MainWindow(QMainWindow):
         self.setWindowIcon(strata_icon())
         self.resize(1400, 860)
         self.asof = AsOfBar(state)
+        self.spaces = SpaceSwitcher(state)
+        bar = QToolBar("Space")
+        bar.setObjectName("space_toolbar")
+        bar.setMovable(False)
+        bar.addWidget(self.spaces)
+        self.addToolBar(bar)
         self.ledger = LedgerView(state)
         self.timeline = TimelineView(state)
         self.review = ReviewView(state)
@@ -136,6 +151,7 @@ class MainWindow(QMainWindow):
         if reason:
             self._show_read_only(reason)
         self.engine_label.setText("Loading the embedder…")
+        self.spaces.refresh()
         self.ledger.start()
         self.timeline.start()
         self.review.reload()

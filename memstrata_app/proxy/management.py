@@ -13,8 +13,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from ..engine import EngineError, NotFound
+from ..engine import EngineError, LedgerFilter, NotFound, Status
 from ..engine.timeutil import parse_time as engine_time
+from ..engine.write import normalize_space
 from .bodies import BadBody, BodyTooLarge, ClientDisconnect, client_gone, parse_object, read_body
 from .dialects import MEMSTRATA
 from .limits import DEFAULT_LIMITS, Limits
@@ -68,6 +69,29 @@ def parse_k(value: Any) -> int:
     if isinstance(value, bool) or not 1 <= k <= 100:
         raise BadRequest("k must be an integer between 1 and 100")
     return k
+
+
+def parse_space(value: Any) -> str | None:
+    """A space name from a request (None when not given: every space for reads, the global
+    space for writes)."""
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str):
+        raise BadRequest('space must be a string, e.g. "space": "shop"')
+    try:
+        return normalize_space(value)
+    except ValueError as e:
+        raise BadRequest(str(e)) from None
+
+
+def parse_int(value: Any, name: str, lo: int, hi: int) -> int:
+    try:
+        n = int(value)
+    except (TypeError, ValueError, OverflowError):
+        raise BadRequest(f"{name} must be an integer between {lo} and {hi}") from None
+    if isinstance(value, bool) or not lo <= n <= hi:
+        raise BadRequest(f"{name} must be an integer between {lo} and {hi}")
+    return n
 
 
 def limits_of(request: Request) -> Limits:
@@ -128,6 +152,9 @@ def routes(memory: MemoryService, upstream: Upstream) -> list[Route]:
 
     async def status(request: Request) -> Any:
         counts = await run_in_threadpool(eng.stats)
+        by_space = counts.pop("by_space", None)  # project names are not for every local program
+        if isinstance(by_space, dict):
+            counts["spaces"] = len(by_space)
         summary = eng.metrics.summary()
         version = await upstream.version()
         return {"memory_enabled": memory.enabled, "upstream": upstream.base_url,
@@ -153,7 +180,8 @@ def routes(memory: MemoryService, upstream: Upstream) -> list[Route]:
         if not isinstance(source, str):
             raise BadRequest("source must be a string")
         at = parse_time(data.get("at"), "at")
-        res = await run_in_threadpool(eng.ingest, text, source, at)
+        space = parse_space(data.get("space"))
+        res = await run_in_threadpool(eng.ingest, text, source, at, space)
         return res.to_dict()
 
     async def query(request: Request) -> Any:
@@ -166,8 +194,9 @@ def routes(memory: MemoryService, upstream: Upstream) -> list[Route]:
         check_text_size(q, "query", request)
         k = parse_k(args.get("k", 5))
         as_of = parse_time(args.get("as_of"), "as_of")
-        hits = await run_in_threadpool(eng.retrieve, q, k, as_of)
-        return {"query": q, "as_of": as_of.isoformat() if as_of else None,
+        space = parse_space(args.get("space"))
+        hits = await run_in_threadpool(eng.retrieve, q, k, as_of, space)
+        return {"query": q, "as_of": as_of.isoformat() if as_of else None, "space": space,
                 "hits": [h.to_dict() for h in hits]}
 
     async def history(request: Request) -> Any:
@@ -176,8 +205,61 @@ def routes(memory: MemoryService, upstream: Upstream) -> list[Route]:
         if not subject or not relation:
             raise BadRequest("subject and relation are required, "
                              "e.g. ?subject=auth service&relation=port")
-        chain = await run_in_threadpool(eng.history, subject, relation)
-        return {"subject": subject, "relation": relation, "history": [a.to_dict() for a in chain]}
+        context = request.query_params.get("context") or None
+        space = parse_space(request.query_params.get("space"))
+        chain = await run_in_threadpool(eng.history, subject, relation, context, space)
+        return {"subject": subject, "relation": relation, "space": space or "global",
+                "history": [a.to_dict() for a in chain]}
+
+    async def spaces(request: Request) -> Any:
+        return {"spaces": await run_in_threadpool(eng.spaces)}
+
+    async def list_rows(request: Request) -> Any:
+        q = request.query_params
+        statuses = tuple(s for s in q.get("status", "").split(",") if s.strip())
+        try:
+            flt = LedgerFilter(statuses=tuple(Status(s.strip()) for s in statuses),
+                               source=q.get("source") or None,
+                               relation=q.get("relation") or None,
+                               search=q.get("search") or None,
+                               space=parse_space(q.get("space")))
+        except ValueError:
+            raise BadRequest("status must be one or more of "
+                             f"{', '.join(s.value for s in Status)} (comma-separated)") from None
+        limit = parse_int(q.get("limit", 100), "limit", 1, 1000)
+        offset = parse_int(q.get("offset", 0), "offset", 0, INT64_MAX)
+
+        def listing() -> tuple[int, list[Any]]:
+            return eng.count_assertions(flt), eng.list_assertions(flt, offset, limit)
+
+        total, rows = await run_in_threadpool(listing)
+        return {"total": total, "offset": offset, "space": flt.space,
+                "rows": [a.to_dict() for a in rows]}
+
+    async def move(request: Request) -> Any:
+        aid = assertion_id(request)
+        target = (await json_body(request)).get("space")
+        if not isinstance(target, str) or not target.strip():
+            raise BadRequest('space is required: {"space": "shop"} (or "global")')
+        rows = await run_in_threadpool(eng.move_to_space, aid, parse_space(target) or "global")
+        return {"moved": [a.to_dict() for a in rows]}
+
+    async def export(request: Request) -> Any:
+        space = parse_space(request.query_params.get("space"))
+        rows = await run_in_threadpool(lambda: list(eng.export(space=space)))
+        return {"space": space, "records": rows}
+
+    async def import_rows(request: Request) -> Any:
+        data = await json_body(request)
+        records = data.get("records")
+        if not isinstance(records, list) or not all(isinstance(r, dict) for r in records):
+            raise BadRequest('records is required: {"records": [...rows from export...]}')
+        space = parse_space(data.get("space"))
+        try:
+            n = await run_in_threadpool(eng.import_records, records, None, None, space)
+        except ValueError as e:  # a record's own space is not a space name
+            raise BadRequest(str(e)) from None
+        return {"imported": n, "space": space}
 
     async def quarantine(request: Request) -> Any:
         rows = await run_in_threadpool(eng.quarantined)
@@ -207,6 +289,11 @@ def routes(memory: MemoryService, upstream: Upstream) -> list[Route]:
         Route(f"{base}/ingest", handler(ingest), methods=["POST"]),
         Route(f"{base}/query", handler(query), methods=["GET", "POST"]),
         Route(f"{base}/history", handler(history), methods=["GET"]),
+        Route(f"{base}/spaces", handler(spaces), methods=["GET"]),
+        Route(f"{base}/list", handler(list_rows), methods=["GET"]),
+        Route(f"{base}/move/{{id}}", handler(move), methods=["POST"]),
+        Route(f"{base}/export", handler(export), methods=["GET"]),
+        Route(f"{base}/import", handler(import_rows), methods=["POST"]),
         Route(f"{base}/quarantine", handler(quarantine), methods=["GET"]),
         Route(f"{base}/quarantine/{{id}}/approve", handler(approve), methods=["POST"]),
         Route(f"{base}/quarantine/{{id}}/reject", handler(reject), methods=["POST"]),
@@ -218,4 +305,5 @@ def routes(memory: MemoryService, upstream: Upstream) -> list[Route]:
 def not_found(request: Request) -> JSONResponse:
     return error(404, f"no management endpoint {request.method} {request.url.path}; "
                       "see /memstrata/status and /memstrata/v1/"
-                      "{ingest,query,history,quarantine,forget,purge}")
+                      "{ingest,query,history,list,spaces,move,export,import,quarantine,"
+                      "forget,purge}")

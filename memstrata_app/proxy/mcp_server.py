@@ -28,8 +28,12 @@ INSTRUCTIONS = (
     "MemStrata is the user's local project memory. It knows which facts are still true: when a "
     "value changes, the old one is retired. Call `remember` when the user states a fact, a "
     "decision or a changed value; call `recall` before answering questions about the project "
-    "(ports, limits, owners, versions, conventions) and prefer its facts over older messages."
+    "(ports, limits, owners, versions, conventions) and prefer its facts over older messages. "
+    "Facts live in spaces, one per project plus a global one for facts meant for every "
+    "project: pass `space` (the project's repository name, or \"global\") to keep a project's "
+    "facts apart; `spaces` lists them."
 )
+SPACE_ENV = "MEMSTRATA_SPACE"
 
 
 def _time(value: str | None, name: str) -> datetime | None:
@@ -64,9 +68,14 @@ def check_write_token() -> None:
                         "(or `memstrata token`) into the tool's MCP config")
 
 
-def build_server(engine: Any) -> MCPServer:
-    """The MCP server with its tools bound to `engine`."""
+def build_server(engine: Any, space: str | None = None) -> MCPServer:
+    """The MCP server with its tools bound to `engine`; `space` is where tools read and write
+    when a call names none (default: MEMSTRATA_SPACE, else the global space)."""
     server = MCPServer("memstrata", instructions=INSTRUCTIONS)
+    default_space = space or os.environ.get(SPACE_ENV) or None
+
+    def in_space(given: str | None) -> str:
+        return (given or "").strip() or default_space or "global"
 
     def guarded(fn: Any, *args: Any) -> Any:
         try:
@@ -75,10 +84,12 @@ def build_server(engine: Any) -> MCPServer:
             raise ToolError(str(e)) from None
 
     @server.tool()
-    def remember(text: str, at: str | None = None) -> dict[str, Any]:
-        """Store a statement in memory. A new value for a known fact retires the old one.
+    def remember(text: str, at: str | None = None, space: str | None = None) -> dict[str, Any]:
+        """Store a statement in memory. A new value for a known fact (in the same space)
+        retires the old one.
 
-        `at`: when it was true/said (ISO 8601), default now.
+        `at`: when it was true/said (ISO 8601), default now. `space`: the project it belongs
+        to (its repository name; "global" for facts meant for every project).
         """
         if not text.strip():
             raise ToolError("text is empty: pass the statement to remember")
@@ -86,22 +97,31 @@ def build_server(engine: Any) -> MCPServer:
             raise ToolError(f"text is {len(text):,} characters; remember at most "
                             f"{DEFAULT_LIMITS.max_ingest_chars:,} at a time: split it")
         check_write_token()
-        res = guarded(engine.ingest, text, "mcp", _time(at, "at"))
+        res = guarded(engine.ingest, text, "mcp", _time(at, "at"), in_space(space))
         return res.to_dict()
 
     @server.tool()
-    def recall(query: str, k: int = 5, as_of: str | None = None) -> dict[str, Any]:
-        """Current facts relevant to `query` (only values still true; `as_of` asks the past)."""
+    def recall(query: str, k: int = 5, as_of: str | None = None,
+               space: str | None = None) -> dict[str, Any]:
+        """Current facts relevant to `query` (only values still true; `as_of` asks the past),
+        from `space` (a project) and the global space."""
         if not 1 <= k <= 50:
             raise ToolError("k must be between 1 and 50")
-        hits = guarded(engine.retrieve, query, k, _time(as_of, "as_of"))
-        return {"facts": [_hit(h) for h in hits]}
+        sp = in_space(space)
+        hits = guarded(engine.retrieve, query, k, _time(as_of, "as_of"), sp)
+        return {"space": sp, "facts": [_hit(h) for h in hits]}
 
     @server.tool()
-    def history(subject: str, relation: str) -> dict[str, Any]:
-        """Every value a fact (subject + relation, e.g. "auth service" + "port") has had."""
-        chain = guarded(engine.history, subject, relation)
+    def history(subject: str, relation: str, space: str | None = None) -> dict[str, Any]:
+        """Every value a fact (subject + relation, e.g. "auth service" + "port") has had in
+        `space` (a project; default the server's space, else global)."""
+        chain = guarded(engine.history, subject, relation, None, in_space(space))
         return {"history": [a.to_dict() for a in chain]}
+
+    @server.tool()
+    def spaces() -> dict[str, Any]:
+        """The spaces (projects, and "global") with their row counts: total and current."""
+        return {"spaces": guarded(engine.spaces), "default": in_space(None)}
 
     @server.tool()
     def forget(assertion_id: int) -> dict[str, Any]:
@@ -137,8 +157,9 @@ def build_server(engine: Any) -> MCPServer:
     return server
 
 
-def run_stdio(engine: Any) -> None:
+def run_stdio(engine: Any, space: str | None = None) -> None:
     """Serve the tools over stdin/stdout until the client closes the pipe; every message is
-    checked for JSON-RPC 2.0 framing first and answered even when malformed (mcp_stdio)."""
+    checked for JSON-RPC 2.0 framing first and answered even when malformed (mcp_stdio).
+    `space`: where tools read and write when a call names none."""
     warm_up_in_background(engine)
-    mcp_stdio.run(build_server(engine))
+    mcp_stdio.run(build_server(engine, space))

@@ -10,6 +10,7 @@ from typing import Any
 
 from starlette.concurrency import run_in_threadpool
 
+from ..engine.write import GLOBAL
 from .injection import Turns, format_block, relevant
 
 __all__ = ["MemoryService", "Recall", "Turns", "warm_up_in_background"]
@@ -37,29 +38,31 @@ class MemoryService:
         self.settings = settings
         self.enabled: bool = bool(settings.get("memory_enabled")) if enabled is None else enabled
 
-    async def recall(self, api: str, turns: Turns) -> Recall:
-        """Ingest `turns` (source "proxy:<api>"), then retrieve for the user turn; never raises."""
+    async def recall(self, api: str, turns: Turns, space: str | None = None) -> Recall:
+        """Ingest `turns` (source "proxy:<api>") into `space`, then retrieve for the user turn
+        from that space and the global one (None: the global space only); never raises."""
         if not turns.user:
             return Recall(None, "skipped")
         try:
-            return await run_in_threadpool(self._recall_sync, api, turns)
+            return await run_in_threadpool(self._recall_sync, api, turns, space or GLOBAL)
         except Exception as e:  # memory must never take the request down
             log.warning("memory step failed, forwarding without memory: %s: %s",
                         type(e).__name__, e)
             return Recall(None, "error")
 
-    def _recall_sync(self, api: str, turns: Turns) -> Recall:
+    def _recall_sync(self, api: str, turns: Turns, space: str = GLOBAL) -> Recall:
         eng, metrics = self.engine, self.engine.metrics
         t0 = time.perf_counter()
         source = f"proxy:{api}"
         if (turns.assistant and self.settings.get("ingest_assistant_turns")
                 and len(turns.assistant) <= MAX_INGEST_CHARS):
-            eng.ingest(turns.assistant, source=f"{source}:assistant")
+            eng.ingest(turns.assistant, source=f"{source}:assistant", space=space)
         user = turns.user or ""
         query, k = user[-MAX_QUERY_CHARS:], int(self.settings.get("injection_k"))
         if len(user) <= MAX_INGEST_CHARS:
             # one embedding batch for the new sentences and the query
-            recall = eng.ingest_and_retrieve(user, query=query, k=k, source=source)
+            recall = eng.ingest_and_retrieve(user, query=query, k=k, source=source,
+                                             space=space)
             hits = recall.hits
             metrics.record("endpoint.ingest", (time.perf_counter() - t0) * 1000
                            - recall.retrieve_ms)
@@ -68,7 +71,7 @@ class MemoryService:
             log.debug("turn of %d chars not ingested (over %d)", len(user), MAX_INGEST_CHARS)
             t1 = time.perf_counter()
             metrics.record("endpoint.ingest", (t1 - t0) * 1000)
-            hits = eng.retrieve(query, k=k)
+            hits = eng.retrieve(query, k=k, space=space)
             metrics.record("endpoint.retrieve", (time.perf_counter() - t1) * 1000)
         hits = relevant(hits, float(self.settings.get("injection_min_score")))
         block = format_block(hits)

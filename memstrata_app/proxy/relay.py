@@ -27,12 +27,14 @@ from .limits import DEFAULT_LIMITS, Limits
 from .logthrottle import THROTTLE
 from .memory import MemoryService, Recall, Turns
 from .security import too_large
+from .spaces import GLOBAL, BadSpace, space_for_request
 from .toolspeak import background_request
 from .upstream import Upstream, UpstreamCall, UpstreamUnavailable
 
 log = logging.getLogger(__name__)
 
 OPT_OUT_HEADER = "x-memstrata-memory"
+SPACE_RESPONSE_HEADER = "x-memstrata-space"  # which space a request read and wrote
 _OFF_VALUES = ("off", "0", "false", "no")
 
 Validator = Callable[[dict[str, Any]], "Invalid | None"]
@@ -148,14 +150,20 @@ class Relay:
             return dialect.error(400, invalid.message, invalid.param)
 
         recall = Recall(None, "off")
+        space: tuple[str, str] | None = None  # (the space used, how it was chosen)
         opted_out = request.headers.get(OPT_OUT_HEADER, "").strip().lower() in _OFF_VALUES
         background = background_request(data) if self.memory.enabled else None
         if background is not None:
             recall = Recall(None, f"background:{background}")  # neither stored nor injected
         elif self.memory.enabled and not opted_out:
+            try:
+                name, how = space_for_request(request.headers, data)
+            except BadSpace as e:
+                return dialect.error(400, str(e))
+            space = (name or GLOBAL, how)
             turns = adapter.turns(data)
             recall = Recall(None, "skipped") if turns is None else \
-                await self.memory.recall(dialect.name, turns)
+                await self.memory.recall(dialect.name, turns, space[0])
             if recall.block:
                 block = recall.block
                 if adapter.has_system is not None and not adapter.has_system(data):
@@ -164,11 +172,12 @@ class Relay:
                 adapter.inject(data, block)
                 body = json.dumps(data, ensure_ascii=False).encode("utf-8")
         return await self._forward(request, body, dialect, slot=data["model"], t0=t0,
-                                   recall=recall)
+                                   recall=recall, space=space)
 
     async def _forward(self, request: Request, body: bytes, dialect: Dialect, *,
                        slot: str = "", t0: float | None = None,
-                       recall: Recall | None = None) -> Response:
+                       recall: Recall | None = None,
+                       space: tuple[str, str] | None = None) -> Response:
         try:
             call: UpstreamCall = await unless_client_leaves(request, self.upstream.open(
                 request.method, request.url.path, request.url.query, request.headers, body,
@@ -194,6 +203,9 @@ class Relay:
         if recall is not None:
             out.headers["x-memstrata-memory"] = recall.status
             out.headers["x-memstrata-facts"] = str(recall.facts)
+        if space is not None:
+            out.headers[SPACE_RESPONSE_HEADER] = space[0]
+            out.headers[f"{SPACE_RESPONSE_HEADER}-from"] = space[1]
         return out
 
 

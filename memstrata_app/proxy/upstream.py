@@ -26,7 +26,7 @@ HOP_BY_HOP = frozenset({
 })
 # Never forwarded upstream: our own control headers (and token) and browser-only context.
 _REQUEST_DROP = HOP_BY_HOP | {"origin", "referer", "cookie", "x-memstrata-memory",
-                              "x-memstrata-token"}
+                              "x-memstrata-token", "x-memstrata-space"}
 _RESPONSE_DROP = HOP_BY_HOP | {"set-cookie", "set-cookie2"}
 # Sent upstream on every request; arriving back at an endpoint it means a forwarding loop.
 HOP_HEADER = "x-memstrata-hop"

@@ -51,6 +51,8 @@ class FakeEngine:
             return False
         if f.search and f.search.lower() not in a.text.lower():
             return False
+        if f.space and a.space != f.space:
+            return False
         return not (f.as_of and not a.valid_at(f.as_of))
 
     def list_assertions(self, flt: LedgerFilter | None = None, offset: int = 0, limit: int = 200,
@@ -68,7 +70,8 @@ class FakeEngine:
     def get(self, assertion_id: int) -> Assertion:
         return self.rows[assertion_id - 1]
 
-    def history(self, subject: str, relation: str) -> list[Assertion]:
+    def history(self, subject: str, relation: str, context: str | None = None,
+                space: str | None = None) -> list[Assertion]:
         return [a for a in self.rows if a.subject == subject and a.relation == relation]
 
     def stats(self) -> dict[str, Any]:
@@ -80,6 +83,14 @@ class FakeEngine:
 
     def keys(self, search: str | None = None, limit: int = 100) -> list[tuple[str, str]]:
         return [(f"service-{i}", "port") for i in range(min(limit, 20))]
+
+    def spaces(self) -> dict[str, dict[str, int]]:
+        out: dict[str, dict[str, int]] = {}
+        for a in self.rows:
+            c = out.setdefault(a.space, {"total": 0, "current": 0})
+            c["total"] += 1
+            c["current"] += a.status in (Status.ACTIVE, Status.PLAIN)
+        return out
 
     def quarantined(self) -> list[Assertion]:
         return []
