@@ -213,3 +213,10 @@ def test_a_number_alone_never_picks_a_slot_without_shared_words(engine):
     res = engine.ingest("bumped the gateway timeout from 8 to 12", at=day(1))
     assert all(a.action is not Action.SUPERSEDED for a in res.actions)
     assert "The billing worker pool size is 8." in active_texts(engine)
+
+
+def test_a_change_never_retires_a_sentence_keyed_on_another_value(engine):
+    """The sentence keys the bucket; changing the format leaves the bucket true."""
+    engine.ingest("the report job writes JSON to `gs://reports/weekly/`", at=day(0))
+    engine.ingest("JSON out, Avro in, same bucket", at=day(1))
+    assert "the report job writes JSON to `gs://reports/weekly/`" in active_texts(engine)

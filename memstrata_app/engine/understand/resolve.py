@@ -279,11 +279,17 @@ def _plain_reference(q: Query, tr: Triple, old: str, subj_words: set[str],
     low = old.casefold().strip("`'\"")
     if len(low) < 2:
         return Resolution(tr)
-    rows = q("SELECT id, text FROM assertions WHERE valid_to IS NULL AND valid_from <= ?"
-             " AND ((status='plain' AND method='plain') OR (status='active'"
+    rows = q("SELECT id, text, method, subject FROM assertions WHERE valid_to IS NULL"
+             " AND valid_from <= ? AND ((status='plain' AND method='plain') OR (status='active'"
              " AND method='frame:value-slot')) AND instr(lower(text), ?) > 0 AND space=?",
              (t, low, tr.space))
     word = re.compile(rf"(?<![\w.\-]){re.escape(low)}(?![\w\-]|\.\w)")
+    # A frame-keyed sentence is replaced only when the old value owns its slot ("app logs
+    # ship to elasticsearch …" holds elasticsearch's version); "the export writes CSV to …"
+    # keys the bucket, a fact the CSV→parquet change leaves true.
+    owns_slot = re.compile(rf"(?<![\w.\-]){re.escape(low)}\s+…")
+    rows = [(i, txt) for i, txt, method, frame in rows
+            if method == "plain" or owns_slot.search((frame or "").casefold())]
     new = tr.object.casefold().strip("`'\"")
     need = subj_words | words(tr.context)
     fits = [(i, txt) for i, txt in rows
