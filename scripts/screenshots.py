@@ -1,7 +1,10 @@
 """Build a realistic ledger in a temp dir, open the app on it and save a PNG of each view.
 
-Run under a display (e.g. `xvfb-run -a -s "-screen 0 1600x1000x24" python scripts/screenshots.py`);
-PNGs go to docs/screenshots/.
+Run under a display (e.g. `xvfb-run -a -s "-screen 0 1920x1080x24" python scripts/screenshots.py`);
+PNGs go to docs/screenshots/: the ledger at 1920×1080 and 800×600 in the light and dark themes,
+the other views at 1920×1080 (light, the timeline in dark too), the first-run empty state, the tray
+and the settings dialog. The ledger is made of two chat stories from the bench (ordinary statements
+as people type them, at the times they were said) in the spaces "backend" and "firmware".
 """
 
 from __future__ import annotations
@@ -12,74 +15,44 @@ import os
 import tempfile
 import time
 from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 log = logging.getLogger("screenshots")
 OUT = Path(__file__).resolve().parent.parent / "docs" / "screenshots"
-START = datetime(2026, 9, 7, 9, 30, tzinfo=UTC)
+STORIES = Path(__file__).resolve().parent.parent / "memstrata_app" / "bench" / "data" / "stories"
+# Two chat stories (ordinary statements as people type them), each in its own space.
+SPACES = (("backend", "backend.tsv"), ("firmware", "firmware.tsv"))
+# A few low-confidence extractions said later, seeded with a threshold that sends them to review.
+REVIEW: tuple[tuple[str, str, str], ...] = (
+    ("backend", "2026-05-20T09:10", "prod Postgres is 16.2 now, upgraded over the weekend"),
+    ("backend", "2026-05-21T11:30", "gunicorn might be on 12 workers per pod, not sure"),
+    ("firmware", "2026-05-22T16:05", "Zephyr is pinned at v3.6.0 in west.yml"),
+)
+QUERIES = ("what postgres version is prod on?", "how many gunicorn workers per pod?",
+           "which MCU do rev B boards use?", "which Zephyr version are we pinned to?",
+           "what is the default branch?", "which toolchain do we build with?")
 
-# (days after START, statement): a project's facts over ~11 weeks, values changing as it goes
-SEED: tuple[tuple[float, str], ...] = (
-    (0, "The api-gateway listens on port 8080."),
-    (0, "The billing service uses Postgres 14."),
-    (0.1, "The auth service's owner is Maria."),
-    (0.2, "payments timeout: 30 seconds"),
-    (0.3, "staging region: eu-west-1"),
-    (1, "The checkout service uses redis."),
-    (1, "cache ttl = 300"),
-    (1.2, "log level: info"),
-    (2, "Node version is 18."),
-    (2, "We deploy on Fridays after the standup."),
-    (3, "The web app depends on React 17."),
-    (3.5, "The web app uses jQuery."),
-    (4.5, "The billing service depends on kafka."),
-    (4, "The search service uses Elasticsearch 7."),
-    (5, "Rename getUser to fetchUser."),
-    (9, "The api-gateway listens on port 8443."),
-    (10, "Node version is 20."),
-    (11, "cache ttl = 600"),
-    (12, "The web app depends on React 18."),
-    (15, "The orders service was renamed to checkout-api."),
-    (17, "The auth service's owner is Dev."),
-    (20, "The billing service uses Postgres 15."),
-    (22, "payments timeout: 45 seconds"),
-    (24, "Release notes live in docs/releases.md."),
-    (28, "log level: debug"),
-    (31, "The search service uses Elasticsearch 8."),
-    (35, "The api-gateway listens on port 9443."),
-    (38, "staging region: us-east-2"),
-    (41, "cache ttl = 900"),
-    (44, "The billing service uses Postgres 16."),
-    (47, "payments timeout: 60 seconds"),
-    (50, "log level: warn"),
-    (53, "Node version is 22."),
-    (56, "The auth service's owner is Priya."),
-    (60, "The worker queue is RabbitMQ."),
-    (70, "The api-gateway listens on port 8443."),
-    (72, "Our incident channel is #ops-alerts."),
-)
-# Statements a reviewer should see: seeded with a threshold that sends them to the review queue.
-REVIEW: tuple[tuple[float, str], ...] = (
-    (66, "The checkout service is not using redis."),
-    (67, "The web app is not using jQuery."),
-    (68, "The billing service does not depend on kafka."),
-    (74, "The api-gateway listens on port 9000."),
-)
-QUERIES = ("which port does the api gateway listen on?", "what postgres version does billing use?",
-           "who owns the auth service?", "what is the payments timeout?", "cache ttl",
-           "which node version do we use?", "log level", "where do release notes live?")
+
+def story(name: str) -> list[tuple[datetime, str]]:
+    lines = (STORIES / name).read_text(encoding="utf-8").splitlines()
+    return [(datetime.fromisoformat(t).replace(tzinfo=UTC), text)
+            for t, _, text in (line.partition("\t") for line in lines) if text.strip()]
 
 
 def seed(db: Path) -> None:
     from memstrata_app.engine import MemoryEngine
 
-    for statements, threshold in ((SEED, 0.6), (REVIEW, 0.99)):
-        with MemoryEngine.open(db, embedder="local", quarantine_threshold=threshold) as eng:
-            for days, text in statements:
-                res = eng.ingest(text, source="chat", at=START + timedelta(days=days))
-                log.info("%-55s %s", text, [a.action.value for a in res])
+    with MemoryEngine.open(db, embedder="local") as eng:
+        for space, name in SPACES:
+            for at, text in story(name):
+                res = eng.ingest(text, source="chat", at=at, space=space)
+                log.info("%-9s %-60.60s %s", space, text, [a.action.value for a in res])
+    with MemoryEngine.open(db, embedder="local", quarantine_threshold=0.99) as eng:
+        for space, t, text in REVIEW:
+            eng.ingest(text, source="chat", at=datetime.fromisoformat(t).replace(tzinfo=UTC),
+                       space=space)
 
 
 def wait(app: Any, cond: Callable[[], bool], timeout: float = 30.0) -> None:
@@ -96,8 +69,14 @@ def wait(app: Any, cond: Callable[[], bool], timeout: float = 30.0) -> None:
 
 
 def save(widget: Any, name: str) -> None:
+    from PySide6.QtGui import QImage
+
     path = OUT / name
-    widget.grab().save(str(path), "PNG", 0)  # 0: smallest file (strongest zlib level)
+    image = widget.grab().toImage()
+    image.save(str(path), "PNG", 0)  # 0: smallest file (strongest zlib level)
+    if path.stat().st_size > 300_000:  # 15-bit colour: the same to the eye, a third smaller
+        image = image.convertToFormat(QImage.Format.Format_RGB555)
+        image.convertToFormat(QImage.Format.Format_RGB888).save(str(path), "PNG", 0)
     log.info("saved %s (%d KB)", path, path.stat().st_size // 1024)
 
 
@@ -154,6 +133,22 @@ def tray_sheet(win: Any) -> Any:
     return sheet
 
 
+def theme(app: Any, win: Any, name: str, size: tuple[int, int]) -> None:
+    from memstrata_app.gui.style import apply_theme
+
+    apply_theme(app, name)
+    win.resize(*size)
+    wait(app, lambda: True)
+
+
+def pick_superseded(ledger: Any) -> int:
+    """The row of a superseded value (a detail pane with a chain to show)."""
+    rows = [r for r in range(ledger.model.rowCount())
+            if (a := ledger.model.assertion(r)).status.value == "superseded"
+            and getattr(a, "context", None) is None]
+    return rows[0] if rows else 0
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--out", type=Path, default=OUT)
@@ -164,22 +159,35 @@ def main() -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     globals()["OUT"] = args.out
     db = home / "memstrata.db"
-    seed(db)
 
     from PySide6.QtWidgets import QApplication
 
     from memstrata_app.gui.settings_dialog import SettingsDialog
     from memstrata_app.gui.state import AppState
+    from memstrata_app.gui.style import apply_theme
     from memstrata_app.gui.window import MainWindow
     from memstrata_app.gui.worker import EngineClient
     from memstrata_app.settings import Settings
 
     app = QApplication([])
+    apply_theme(app, "light")
     settings = Settings.load()
     settings.set("start_endpoint", False)
+
+    # the first run: an empty ledger says how to add facts
+    client = EngineClient.for_path(home / "empty.db", embedder="local")
+    empty = MainWindow(AppState(client, settings), tray_available=False)
+    empty.resize(1280, 800)
+    empty.show()
+    wait(app, lambda: empty.ledger.stack.currentWidget() is empty.ledger.empty_hint, 60)
+    save(empty, "empty.png")
+    empty.shutdown()
+    empty.hide()
+
+    seed(db)
     client = EngineClient.for_path(db, embedder="local")
     win = MainWindow(AppState(client, settings), tray_available=False)
-    win.resize(1440, 860)
+    win.resize(1920, 1080)
     win.show()
     wait(app, lambda: win.ledger.model.rowCount() > 0 and client.is_warm, 60)
 
@@ -190,49 +198,48 @@ def main() -> int:
     upstream = start_endpoint(app, win)
 
     ledger = win.ledger
-    row = next(r for r in range(ledger.model.rowCount())
-               if (a := ledger.model.assertion(r)).subject == "api-gateway"
-               and a.status.value == "superseded")
+    row = pick_superseded(ledger)
     ledger.select_row(row)
     wait(app, lambda: ledger.detail.chain.count() > 0)
-    save(win, "ledger.png")
+    picked = ledger.model.assertion(row)
+    for name, size in (("light", (1920, 1080)), ("dark", (1920, 1080)),
+                       ("light", (800, 600)), ("dark", (800, 600))):
+        theme(app, win, name, size)
+        ledger.table.scrollTo(ledger.model.index(row, 0))
+        wait(app, lambda: True)
+        small = "_800" if size[0] == 800 else ""
+        save(win, f"ledger{small}{'_dark' if name == 'dark' else ''}.png")
+    theme(app, win, "light", (1920, 1080))
 
-    win.state.pick_key("api-gateway", "port")
-    wait(app, lambda: len(win.timeline.canvas.rows) > 2)
-    save(win, "timeline.png")
-
-    t = START + timedelta(days=45)
+    win.state.pick_key(picked.subject, picked.relation, getattr(picked, "space", None))
+    wait(app, lambda: len(win.timeline.canvas.rows) >= 2)
+    t = picked.valid_from + (picked.valid_to - picked.valid_from) / 2
     win.asof.set_time(t)
     wait(app, lambda: win.state.as_of == t and "as of" in win.timeline.caption.text())
-    save(win, "asof.png")
-    win.show_view("ledger")
-    wait(app, lambda: ledger.model.filter is not None and ledger.model.filter.as_of == t
-         and ledger.model.rowCount() > 0)
-    ledger.select_row(next(r for r in range(ledger.model.rowCount())
-                           if ledger.model.assertion(r).subject == "api-gateway"))
-    wait(app, lambda: ledger.detail.chain.count() > 0)
-    save(win, "ledger_asof.png")
+    save(win, "timeline.png")
+    theme(app, win, "dark", (1920, 1080))
+    save(win, "timeline_dark.png")
+    theme(app, win, "light", (1920, 1080))
     win.asof.go_now()
     wait(app, lambda: win.state.as_of is None)
 
     win.show_view("review")
-    wait(app, lambda: win.review.retires.count() > 0)
-    row = next((i for i, a in enumerate(win.review.rows) if a.relation == "uses"), 0)
-    win.review.table.selectRow(row)
-    wait(app, lambda: win.review.retires.count() > 0)
+    wait(app, lambda: bool(win.review.rows))
+    win.review.table.selectRow(0)
+    wait(app, lambda: True)
     save(win, "review.png")
 
     win.show_view("query")
-    win.query.question.setText("which port does the api gateway listen on?")
+    win.query.question.setText(QUERIES[0])
     win.query.run()
     wait(app, lambda: bool(win.query.hits))
     save(win, "query.png")
 
     win.show_view("ingest")
-    win.ingest.text.setPlainText("The api-gateway listens on port 8443.\n"
-                                 "From 1 December the payments timeout is 90 seconds.")
+    win.ingest.text.setPlainText("prod Postgres is 16.3 on RDS now.\n"
+                                 "From Monday the release branch is cut on Thursdays.")
     win.ingest.submit_text()
-    wait(app, lambda: win.ingest.results.count() > 0)
+    wait(app, lambda: win.ingest.results.count() >= 2)
     save(win, "ingest.png")
 
     win.show_view("latency")
@@ -246,6 +253,7 @@ def main() -> int:
     save(tray_sheet(win), "tray.png")
 
     dlg = SettingsDialog(settings, win)
+    dlg.resize(900, 760)
     dlg.show()
     dlg.set_value("endpoint_port", "80")
     dlg.set_value("ollama_url", "localhost:11434")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 import time
 from pathlib import Path
@@ -17,6 +18,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--db", type=Path, default=None, help="ledger file (default: in the data dir)")
     p.add_argument("--tray", action="store_true",
                    help="start in the system tray without opening the window (start at login)")
+    p.add_argument("--theme", choices=("system", "light", "dark"),
+                   default=os.environ.get("MEMSTRATA_THEME", "system"),
+                   help="colour theme (default: follow the system; MEMSTRATA_THEME sets it too)")
     p.add_argument("--exit-when-ready", action="store_true", help=argparse.SUPPRESS)
     return p.parse_args(argv)
 
@@ -30,6 +34,7 @@ def main(argv: list[str] | None = None) -> int:
     from memstrata_app.settings import Settings, start_extraction
 
     from .state import AppState
+    from .style import apply_theme
     from .window import MainWindow
     from .worker import EngineClient
 
@@ -39,6 +44,9 @@ def main(argv: list[str] | None = None) -> int:
     app.setOrganizationName("MemStrata")
     app.setDesktopFileName("memstrata")  # Wayland matches the window to memstrata.desktop
     app.setQuitOnLastWindowClosed(False)
+    apply_theme(app, args.theme)
+    if args.theme == "system":  # the desktop switched between light and dark: follow it
+        app.styleHints().colorSchemeChanged.connect(lambda _s: apply_theme(app, "system"))
     settings = Settings.load()
     db = args.db or paths.db_path()
     client = EngineClient.for_path(db, embedder=settings.get("embedder"),

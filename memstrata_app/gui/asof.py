@@ -1,42 +1,70 @@
-"""The as-of bar: a slider over the ledger's time range plus a date-time field for precision."""
+"""The as-of bar: a slider that steps through the instants where the ledger changed, plus a
+date-time field for any exact instant."""
 
 from __future__ import annotations
 
+import bisect
 from datetime import UTC, datetime
 from typing import Any
 
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import QDateTime, Qt, QTimer
 from PySide6.QtWidgets import QDateTimeEdit, QHBoxLayout, QLabel, QPushButton, QSlider, QWidget
 
 from .state import AppState
-from .style import from_qdatetime, to_qdatetime
+from .style import accent_color, from_qdatetime, to_qdatetime
 from .worker import Change
 
-TICKS = 1000
+TICKS = 1000  # the slider's range while no change instants are known (an even spread)
+NO_TIME = QDateTime.fromMSecsSinceEpoch(0)  # the field's value while there is no ledger time
+
+
+def change_instants(engine: Any) -> list[datetime]:
+    """Every instant at which some row became or stopped being valid (rejected rows never are),
+    oldest first: the only places where the ledger as of t can differ from its neighbours."""
+    readers = getattr(engine, "_readers", None)
+    if readers is None:
+        return []
+    rows = readers.query(
+        "SELECT valid_from FROM assertions WHERE status NOT IN ('rejected')"
+        " UNION SELECT valid_to FROM assertions WHERE status NOT IN ('rejected')"
+        " AND valid_to IS NOT NULL ORDER BY 1")
+    return [datetime.fromtimestamp(float(r[0]), tz=UTC) for r in rows if r[0] is not None]
 
 
 class AsOfBar(QWidget):
-    """Moving the slider (or editing the field) sets `AppState.as_of`; the right end means now."""
+    """Moving the slider (or editing the field) sets `AppState.as_of`; the right end means now.
+
+    With the ledger's change instants known, each slider step is one of them (PgUp/PgDn and the
+    arrow keys walk from change to change); the field takes any instant and leaves it as typed."""
 
     def __init__(self, state: AppState, parent: QWidget | None = None):
         super().__init__(parent)
         self._state = state
         self._lo: datetime | None = None
         self._hi: datetime | None = None
+        self.instants: list[datetime] = []
         self.slider = QSlider(Qt.Orientation.Horizontal)
         self.slider.setObjectName("as_of_slider")
         self.slider.setRange(0, TICKS)
         self.slider.setValue(TICKS)
-        self.slider.setToolTip("Drag left to see the ledger as it stood at an earlier time")
+        self.slider.setToolTip("Drag left (or use the arrow keys) to see the ledger as it stood "
+                               "at an earlier time; each step is an instant where something "
+                               "changed")
+        self.slider.setPageStep(1)
         self.edit = QDateTimeEdit()
         self.edit.setObjectName("as_of_edit")
         self.edit.setCalendarPopup(True)
         self.edit.setDisplayFormat("yyyy-MM-dd HH:mm:ss")
         self.edit.setTimeZone(to_qdatetime(datetime.now(UTC)).timeZone())
-        self.now_button = QPushButton("Now")
-        self.now_button.setToolTip("Back to the present: only currently valid facts")
+        self.edit.setToolTip("The exact instant to see the ledger at")
+        self.edit.setMinimumDateTime(NO_TIME)
+        self.edit.setSpecialValueText("now")  # shown while there is no range (empty ledger)
+        self.edit.setDateTime(NO_TIME)
+        self.now_button = QPushButton("&Now")
+        self.now_button.setToolTip("Back to the present: only currently valid facts (Ctrl+0)")
         self.now_button.clicked.connect(self.go_now)
-        self.label = QLabel("As of: <b>now</b>")
+        self.label = QLabel("&As of: <b>now</b>")
+        self.label.setBuddy(self.slider)
         self.label.setMinimumWidth(150)
         self._debounce = QTimer(self, singleShot=True, interval=150)
         self._debounce.timeout.connect(self._emit)
@@ -54,17 +82,35 @@ class AsOfBar(QWidget):
 
     def refresh_range(self) -> None:
         """Ask the worker for the ledger's time range and span the slider over it (to now)."""
-        self._state.client.call("time range", lambda e: e.time_range(), self._set_range,
-                                failure=lambda _e: None)
+        def span(e: Any) -> tuple[Any, list[datetime]]:
+            rng = e.time_range()
+            return rng, (change_instants(e) if rng is not None else [])
+
+        self._state.client.call("time range", span, self._set_span, failure=lambda _e: None)
+
+    def _set_span(self, result: tuple[Any, list[datetime]]) -> None:
+        rng, instants = result
+        now = datetime.now(UTC)
+        self.instants = [t for t in instants if t < now]
+        self.slider.blockSignals(True)
+        self.slider.setRange(0, len(self.instants) if self.instants else TICKS)
+        self.slider.blockSignals(False)
+        self._set_range(rng)
 
     def _set_range(self, rng: tuple[datetime, datetime] | None) -> None:
         now = datetime.now(UTC)
         if rng is None:
+            self.edit.blockSignals(True)
+            self.edit.setMinimumDateTime(NO_TIME)
+            self.edit.setSpecialValueText("now")
+            self.edit.setDateTime(NO_TIME)
+            self.edit.blockSignals(False)
             self.setEnabled(False)
             return
         self._lo, self._hi = rng[0], max(rng[1], now)
         self.setEnabled(True)
         self.edit.blockSignals(True)
+        self.edit.setSpecialValueText("")
         self.edit.setDateTimeRange(to_qdatetime(self._lo), to_qdatetime(self._hi))
         self.edit.setDateTime(to_qdatetime(self._state.as_of or now))
         self.edit.blockSignals(False)
@@ -72,10 +118,12 @@ class AsOfBar(QWidget):
 
     def _place_slider(self, t: datetime | None) -> None:
         self.slider.blockSignals(True)
-        self.slider.setValue(TICKS if t is None else self._tick(t))
+        self.slider.setValue(self.slider.maximum() if t is None else self._tick(t))
         self.slider.blockSignals(False)
 
     def _tick(self, t: datetime) -> int:
+        if self.instants:  # the last change at or before t (the ledger as of t looks like it)
+            return max(0, bisect.bisect_right(self.instants, t) - 1)
         if self._lo is None or self._hi is None or self._hi <= self._lo:
             return TICKS
         f = (t - self._lo) / (self._hi - self._lo)
@@ -83,6 +131,8 @@ class AsOfBar(QWidget):
 
     def time_at(self, tick: int) -> datetime | None:
         """The instant a slider position stands for (None at the right end: now)."""
+        if self.instants:
+            return self.instants[tick] if 0 <= tick < len(self.instants) else None
         if tick >= TICKS or self._lo is None or self._hi is None:
             return None
         return self._lo + (self._hi - self._lo) * (tick / TICKS)
@@ -114,8 +164,9 @@ class AsOfBar(QWidget):
 
     def _schedule(self, t: datetime | None) -> None:
         self._pending = t
-        self.label.setText("As of: <b>now</b>" if t is None else
-                           f"As of: <b style='color:#d9822b'>{t.astimezone():%Y-%m-%d %H:%M}</b>")
+        self.label.setText("&As of: <b>now</b>" if t is None else
+                           f"&As of: <b style='color:{accent_color().name()}'>"
+                           f"{t.astimezone():%Y-%m-%d %H:%M}</b>")
         self._debounce.start()
 
     def _emit(self) -> None:

@@ -8,7 +8,7 @@ from typing import Any
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QFormLayout,
-    QHBoxLayout,
+    QGridLayout,
     QLabel,
     QListWidget,
     QListWidgetItem,
@@ -17,8 +17,17 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from memstrata_app.understood import method_label
+
 from .state import AppState
-from .style import STATUS_COLORS, fmt_time, fmt_time_long, heading, muted, status_color, status_text
+from .style import (
+    fmt_time,
+    fmt_time_long,
+    heading,
+    muted,
+    status_text,
+    themed_status_color,
+)
 from .worker import Operation
 
 CHAIN_ID_ROLE = Qt.ItemDataRole.UserRole + 2
@@ -54,38 +63,43 @@ class DetailPane(QWidget):
             form.addRow(name + ":", label)
         self.chain = QListWidget()
         self.chain.setObjectName("chain")
-        self.chain.setWordWrap(True)
+        self.chain.setWordWrap(False)  # one line per value; the full line is in its tooltip
+        self.chain.setTextElideMode(Qt.TextElideMode.ElideMiddle)
         self.chain.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.chain.itemActivated.connect(self._on_chain_activated)
-        self.timeline_button = QPushButton("Show in timeline")
+        self.timeline_button = QPushButton("Show in &timeline")
         self.timeline_button.clicked.connect(self._show_timeline)
-        self.forget_button = QPushButton("Forget…")
-        self.forget_button.setToolTip("Retract this row: it stays in the ledger for audit only")
+        self.forget_button = QPushButton("&Forget…")
         self.forget_button.clicked.connect(self._forget)
-        self.purge_button = QPushButton("Purge…")
+        self.purge_button = QPushButton("P&urge…")
         self.purge_button.setToolTip("Erase this sentence and its vector from the ledger file "
                                      "(irreversible); a tombstone keeps the key and interval")
         self.purge_button.clicked.connect(self._purge)
-        self.move_button = QPushButton("Move to space…")
+        self.move_button = QPushButton("&Move to space…")
         self.move_button.setObjectName("move_button")
         self.move_button.setToolTip("Move this fact, with its earlier values, to another space "
                                     "(project), or to the global space for every project")
         self.move_button.clicked.connect(self._move)
-        buttons = QHBoxLayout()
-        buttons.addWidget(self.timeline_button)
-        buttons.addWidget(self.move_button)
-        buttons.addWidget(self.forget_button)
-        buttons.addWidget(self.purge_button)
-        buttons.addStretch(1)
+        buttons = QGridLayout()  # two by two: fits a narrow pane
+        buttons.addWidget(self.timeline_button, 0, 0)
+        buttons.addWidget(self.move_button, 0, 1)
+        buttons.addWidget(self.forget_button, 1, 0)
+        buttons.addWidget(self.purge_button, 1, 1)
         self.placeholder = muted("Select a row to see its sentence, provenance and history.")
+        self.body = QWidget()  # hidden until a row is selected: no pane of empty fields
+        body = QVBoxLayout(self.body)
+        body.setContentsMargins(0, 0, 0, 0)
+        body.addWidget(heading("Source sentence"))
+        body.addWidget(self.sentence)
+        body.addLayout(form)
+        body.addWidget(heading("Chain (oldest first)"))
+        self.chain.setMinimumHeight(90)
+        body.addWidget(self.chain, 1)
+        body.addLayout(buttons)
         layout = QVBoxLayout(self)
         layout.addWidget(self.placeholder)
-        layout.addWidget(heading("Source sentence"))
-        layout.addWidget(self.sentence)
-        layout.addLayout(form)
-        layout.addWidget(heading("Chain (oldest first)"))
-        layout.addWidget(self.chain, 1)
-        layout.addLayout(buttons)
+        layout.addWidget(self.body, 1)
+        layout.addStretch(0)
         self.show_assertion(None)
 
     def show_assertion(self, a: Any) -> None:
@@ -96,21 +110,25 @@ class DetailPane(QWidget):
         has = a is not None
         for w in (self.timeline_button, self.forget_button):
             w.setEnabled(has and getattr(a, "subject", None) is not None)
-        self.forget_button.setEnabled(has and status_text(a.status) in ("active", "plain"))
+        forgettable = has and status_text(a.status) in ("active", "plain")
+        self.forget_button.setEnabled(forgettable)
+        self.forget_button.setToolTip(self._forget_tip(a, forgettable))
         purged = has and a.text == "" and (a.reason or "").startswith("purged")
         self.purge_button.setEnabled(has and not purged)
         self.move_button.setEnabled(has and status_text(a.status) not in ("rejected",))
         if self._state.read_only:
             for w in (self.forget_button, self.purge_button, self.move_button):
                 w.setEnabled(False)
+                w.setToolTip("Off: the ledger is read-only")
         self.placeholder.setVisible(not has)
+        self.body.setVisible(has)
         if a is None:
             self.sentence.setText("")
             for label in self.fields.values():
                 label.setText("")
             return
         self.sentence.setText(a.text or "(purged: the sentence was erased)")
-        color = STATUS_COLORS.get(status_text(a.status), "#666")
+        color = themed_status_color(a.status).name()
         f = self.fields
         f["Status"].setText(f"<b style='color:{color}'>{status_text(a.status)}</b>  · #{int(a.id)}")
         f["Space"].setText(html.escape(getattr(a, "space", "global")))
@@ -121,7 +139,8 @@ class DetailPane(QWidget):
         f["Recorded"].setText(fmt_time_long(a.recorded_at))
         f["Retired"].setText(fmt_time_long(a.retired_at, "—"))
         f["Source"].setText(html.escape(a.source))
-        f["Method"].setText(html.escape(a.method))
+        f["Method"].setText(html.escape(method_label(a.method) or a.method))
+        f["Method"].setToolTip(a.method)
         f["Confidence"].setText(f"{a.confidence:.2f}")
         f["Reinforced"].setText(f"{a.reinforced}×")
         f["Superseded by"].setText(f"#{int(a.superseded_by)}" if a.superseded_by else "—")
@@ -133,17 +152,30 @@ class DetailPane(QWidget):
                 "history", lambda e: e.history(subject, relation, context, space),
                 lambda rows: self._on_chain(gen, rows)))
 
+    @staticmethod
+    def _forget_tip(a: Any, forgettable: bool) -> str:
+        """Why Forget is off (a disabled button shows its tooltip), or what it does."""
+        if forgettable:
+            return "Retract this row: it stays in the ledger for audit only (Alt+F)"
+        if a is None:
+            return "Select a row to forget it"
+        why = {"superseded": "it is already superseded (no longer retrieved)",
+               "retracted": "it is already forgotten (retracted)",
+               "rejected": "it was rejected in review (never retrieved)",
+               "quarantined": "it awaits review: reject it in the Review tab instead"}
+        return f"Can't forget this row: {why.get(status_text(a.status), 'it is not current')}"
+
     def _on_chain(self, gen: int, rows: list[Any]) -> None:
         if gen != self._gen:
             return
         self.chain.clear()
         current = int(self._current.id) if self._current is not None else -1
         for r in rows:
-            text = (f"{r.object}   {fmt_time(r.valid_from)} → {fmt_time(r.valid_to, 'open')}"
-                    f"   [{status_text(r.status)}]")
+            text = (f"{status_text(r.status)} · {r.object}  "
+                    f"{fmt_time(r.valid_from)} → {fmt_time(r.valid_to, 'open')}")
             item = QListWidgetItem(text)
-            item.setToolTip(r.text)
-            item.setForeground(status_color(r.status))
+            item.setToolTip(f"{text}\n{r.text}")
+            item.setForeground(themed_status_color(r.status))
             item.setData(CHAIN_ID_ROLE, int(r.id))
             if int(r.id) == current:
                 font = item.font()

@@ -7,11 +7,12 @@ from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
     QHBoxLayout,
+    QHeaderView,
     QLabel,
     QSplitter,
     QTableWidget,
@@ -23,6 +24,7 @@ from PySide6.QtWidgets import (
 pg.setConfigOptions(background="w", foreground="#333", antialias=True)
 SERIES = ("retrieve", "ingest", "endpoint.total", "endpoint.first_byte", "endpoint.retrieve",
           "endpoint.ingest")
+RIGHT = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
 SUMMARY_HEADERS = ("Series", "Count", "p50 ms", "p95 ms", "Last ms")
 P50_PEN = pg.mkPen("#2e9d6e", width=2, style=pg.QtCore.Qt.PenStyle.DashLine)
 P95_PEN = pg.mkPen("#c8553d", width=2, style=pg.QtCore.Qt.PenStyle.DashLine)
@@ -100,10 +102,15 @@ class LatencyView(QWidget):
         self.summary.setHorizontalHeaderLabels(SUMMARY_HEADERS)
         self.summary.verticalHeader().hide()
         self.summary.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.summary.horizontalHeader().setStretchLastSection(True)
-        self.summary.setColumnWidth(0, 150)
+        header = self.summary.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+        self.summary.setColumnWidth(0, 220)  # the series name
+        for col in range(1, len(SUMMARY_HEADERS)):  # the numbers: one even width each
+            self.summary.setColumnWidth(col, 100)
+        header.setStretchLastSection(False)
         self.summary.verticalHeader().setDefaultSectionSize(22)
         self.summary.setMinimumHeight(22 * (len(SERIES) + 1) + 8)
+        self.summary.setMaximumHeight(22 * (len(SERIES) + 1) + 8)
         charts = QSplitter()
         charts.addWidget(self.plot)
         charts.addWidget(self.hist)
@@ -115,7 +122,29 @@ class LatencyView(QWidget):
         self._timer = QTimer(self, singleShot=True, interval=250)
         self._timer.timeout.connect(self.redraw)
         bridge.sample.connect(self._on_sample)
+        self._apply_colors()
         self.redraw()
+
+    def _apply_colors(self) -> None:
+        """Chart background, axes and text from the palette (light or dark theme)."""
+        from .style import blend
+
+        pal = self.palette()
+        base, text = pal.base().color(), pal.text().color()
+        for plot in (self.plot, self.hist):
+            plot.setBackground(base)
+            for name in ("left", "bottom"):
+                axis = plot.getAxis(name)
+                axis.setPen(pg.mkPen(blend(text, base, 0.4)))
+                axis.setTextPen(pg.mkPen(text))
+                axis.label.setDefaultTextColor(text)
+
+    def changeEvent(self, event: Any) -> None:
+        from PySide6.QtCore import QEvent
+
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange:
+            self._apply_colors()
 
     def _on_sample(self, series: str, t: float, ms: float) -> None:
         buf = self.data.get(series)
@@ -162,7 +191,10 @@ class LatencyView(QWidget):
             cells = (name, str(len(ms)), f"{np.percentile(a, 50):.1f}",
                      f"{np.percentile(a, 95):.1f}", f"{ms[-1]:.1f}")
             for j, c in enumerate(cells):
-                self.summary.setItem(i, j, QTableWidgetItem(c))
+                item = QTableWidgetItem(c)
+                if j:  # numbers line up on the right
+                    item.setTextAlignment(RIGHT)
+                self.summary.setItem(i, j, item)
 
     def point_count(self, series: str) -> int:
         return len(self.data.get(series, []))

@@ -8,7 +8,7 @@ from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
 
-from .style import fmt_time, status_color, status_text
+from .style import fmt_time, status_text, themed_status_color
 from .worker import EngineClient, Operation
 
 log = logging.getLogger(__name__)
@@ -151,7 +151,7 @@ class LedgerModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.ToolTipRole:
             return a.text
         if role == Qt.ItemDataRole.ForegroundRole and col == 1:
-            return status_color(a.status)
+            return themed_status_color(a.status)
         if role == Qt.ItemDataRole.TextAlignmentRole and col in (0, 9):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == ASSERTION_ROLE:
@@ -164,8 +164,8 @@ class LedgerModel(QAbstractTableModel):
             return str(int(a.id))
         if col == 1:
             return status_text(a.status)
-        if col == 2:
-            return a.subject or ""
+        if col == 2:  # a plain fact's sentence spans subject to value (see LedgerView)
+            return a.subject or ("" if a.kind == "assertion" and a.object else a.text)
         if col == 3:
             return a.relation or ""
         if col == 4:

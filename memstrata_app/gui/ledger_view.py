@@ -12,7 +12,9 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QLineEdit,
+    QScrollArea,
     QSplitter,
+    QStackedWidget,
     QTableView,
     QToolButton,
     QVBoxLayout,
@@ -22,11 +24,12 @@ from PySide6.QtWidgets import (
 from .detail import DetailPane
 from .ledger_model import LedgerModel
 from .state import AppState
-from .style import STATUS_COLORS, fmt_time
+from .style import STATUS_COLORS, accent_color, fmt_time
 from .worker import Change
 
 FILTER_STATUSES = ("active", "superseded", "quarantined", "rejected", "plain", "retracted")
 ANY = "any"
+SUBJECT_WIDTH = 220
 
 
 class LedgerView(QWidget):
@@ -42,9 +45,14 @@ class LedgerView(QWidget):
         self._search_timer.timeout.connect(self._apply_search)
         self.search.textChanged.connect(lambda _: self._search_timer.start())
         self.search.returnPressed.connect(self._apply_search)
+        self.search.setMinimumWidth(160)
         self.status_buttons: dict[str, QToolButton] = {}
-        filters = QHBoxLayout()
+        filters = QHBoxLayout()  # search and pickers; the status toggles on a row of their own
         filters.addWidget(self.search, 3)
+        toggles = QHBoxLayout()
+        toggles.setSpacing(4)
+        show = QLabel("Show:")
+        toggles.addWidget(show)
         for name in FILTER_STATUSES:
             b = QToolButton(text=name, checkable=True)
             b.setObjectName(f"status_{name}")
@@ -53,17 +61,27 @@ class LedgerView(QWidget):
                             " color: white; border-radius: 3px; }")
             b.toggled.connect(self._apply_statuses)
             self.status_buttons[name] = b
-            filters.addWidget(b)
+            toggles.addWidget(b)
+        toggles.addStretch(1)
         self.source = self._combo("Source")
         self.relation = self._combo("Relation")
-        filters.addWidget(QLabel("Source:"))
-        filters.addWidget(self.source, 1)
-        filters.addWidget(QLabel("Relation:"))
-        filters.addWidget(self.relation, 1)
+        for text, combo in (("S&ource:", self.source), ("&Relation:", self.relation)):
+            label = QLabel(text)
+            label.setBuddy(combo)
+            filters.addWidget(label)
+            filters.addWidget(combo, 1)
         self.count = QLabel()
         self.count.setObjectName("ledger_count")
         self.as_of_label = QLabel()
-        self.as_of_label.setStyleSheet("color: #b5651d; font-weight: 600;")
+        self.as_of_label.setObjectName("ledger_as_of")
+        self.empty_hint = QLabel()
+        self.empty_hint.setObjectName("ledger_empty_hint")
+        self.empty_hint.setWordWrap(True)
+        self.empty_hint.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.empty_hint.setTextFormat(Qt.TextFormat.RichText)
+        self.empty_hint.setOpenExternalLinks(False)
+        self.empty_hint.linkActivated.connect(self._on_hint_link)
+        self.empty_hint.setContentsMargins(24, 24, 24, 24)
 
         self.table = QTableView()
         self.table.setModel(self.model)
@@ -77,7 +95,7 @@ class LedgerView(QWidget):
         self.table.setWordWrap(False)
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(4, QHeaderView.ResizeMode.Stretch)
-        for col, width in ((0, 52), (1, 90), (2, 130), (3, 110), (5, 120), (6, 120),
+        for col, width in ((0, 52), (1, 90), (2, SUBJECT_WIDTH), (3, 90), (5, 120), (6, 120),
                            (7, 120), (8, 70), (9, 50)):
             self.table.setColumnWidth(col, width)
         header.sortIndicatorChanged.connect(self._on_sort_indicator)
@@ -91,20 +109,36 @@ class LedgerView(QWidget):
         lv = QVBoxLayout(left)
         lv.setContentsMargins(0, 0, 0, 0)
         lv.addLayout(filters)
-        lv.addWidget(self.table, 1)
+        lv.addLayout(toggles)
+        self.stack = QStackedWidget()
+        self.stack.addWidget(self.table)
+        self.stack.addWidget(self.empty_hint)
+        lv.addWidget(self.stack, 1)
         foot = QHBoxLayout()
         foot.addWidget(self.count)
         foot.addStretch(1)
         foot.addWidget(self.as_of_label)
         lv.addLayout(foot)
         split = QSplitter()
+        split.setObjectName("ledger_split")
         split.addWidget(left)
-        split.addWidget(self.detail)
+        scroll = QScrollArea()  # a short window scrolls the detail pane instead of crushing it
+        scroll.setWidget(self.detail)
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        split.addWidget(scroll)
         split.setStretchFactor(0, 3)
         split.setStretchFactor(1, 1)
-        split.setSizes([1000, 380])
+        split.setSizes([1000, 420])
+        left.setMinimumWidth(300)
+        scroll.setMinimumWidth(240)
+        self.split = split
         layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 6, 6, 6)
         layout.addWidget(split)
+        self.model.loaded.connect(self._apply_spans)
+        self.model.modelReset.connect(self._apply_spans)
 
         self.model.total_changed.connect(self._on_total)
         self.model.modelReset.connect(lambda: self.detail.show_assertion(None))
@@ -171,6 +205,7 @@ class LedgerView(QWidget):
                                  relation=None if rel in ("", ANY) else rel)
 
     def _on_as_of(self, t: Any) -> None:
+        self.as_of_label.setStyleSheet(f"color: {accent_color().name()}; font-weight: 600;")
         self.as_of_label.setText(f"Showing rows valid at {fmt_time(t)} (status column: as of today)"
                                  if t else "")
         self.model.update_filter(as_of=t)
@@ -189,6 +224,75 @@ class LedgerView(QWidget):
 
     def _on_total(self, n: int) -> None:
         self.count.setText(f"{n:,} row{'s' if n != 1 else ''}")
+        self._show_empty(n == 0)
+
+    def _filtered(self) -> bool:
+        f = self.model.filter
+        return f is not None and any(getattr(f, k, None) for k in (
+            "search", "statuses", "source", "relation", "as_of"))
+
+    def _show_empty(self, empty: bool) -> None:
+        """An empty ledger says how to add facts; an empty filter says how to widen it."""
+        if not empty:
+            self.stack.setCurrentWidget(self.table)
+            return
+        if self._filtered():
+            self.empty_hint.setText(
+                "<p style='font-size:15px'><b>No rows match.</b></p>"
+                "<p>Clear the search, uncheck the status toggles, set Source and Relation to "
+                "“any”, or move the as-of bar to now.</p>"
+                "<p><a href='clear'>Clear all filters</a></p>")
+        else:
+            space = self._state.space
+            where = f" in the space <b>{space}</b>" if space else ""
+            self.empty_hint.setText(
+                f"<p style='font-size:15px'><b>No facts yet{where}.</b></p>"
+                "<p>Tell MemStrata something in the <a href='ingest'>Ingest</a> tab (Ctrl+5), "
+                "for example “The api-gateway listens on port 8443.”, "
+                "import a file of statements with <a href='import'>File → Import "
+                "statements…</a> (Ctrl+I), or point a coding tool at the local endpoint: what "
+                "you tell it in chat lands here.</p>")
+        self.stack.setCurrentWidget(self.empty_hint)
+
+    def _on_hint_link(self, link: str) -> None:
+        if link == "clear":
+            self.search.clear()
+            for b in self.status_buttons.values():
+                b.setChecked(False)
+            self.source.setCurrentText(ANY)
+            self.relation.setCurrentText(ANY)
+            self._apply_search()
+            asof = getattr(self.window(), "asof", None)
+            if asof is not None:
+                asof.go_now()
+        elif link == "ingest":
+            self._state.show_view.emit("ingest")
+        elif link == "import":
+            win = self.window()
+            if hasattr(win, "_import"):
+                win._import()
+
+    def _apply_spans(self) -> None:
+        """A plain fact (no key) reads across the subject, relation and value columns."""
+        self.table.clearSpans()
+        for row in range(self.model.rowCount()):
+            a = self.model.assertion(row)
+            if a is not None and not a.subject:
+                self.table.setSpan(row, 2, 1, 3)
+
+    def resizeEvent(self, event: Any) -> None:
+        super().resizeEvent(event)
+        self._fit_columns()
+
+    def _fit_columns(self) -> None:
+        """Narrow table: drop the columns the detail pane repeats, so none runs off screen."""
+        w = self.table.viewport().width()
+        for col, min_width in ((8, 900), (7, 800), (6, 700), (9, 600), (0, 520)):
+            self.table.setColumnHidden(col, w < min_width)
+        # the subject gives way before the value column is squeezed below ~160 px
+        others = sum(self.table.columnWidth(c) for c in range(self.model.columnCount())
+                     if c not in (2, 4) and not self.table.isColumnHidden(c))
+        self.table.setColumnWidth(2, max(90, min(SUBJECT_WIDTH, w - others - 160)))
 
     def _on_changed(self, change: Change) -> None:
         if change.touches("ledger", "review"):

@@ -23,6 +23,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from memstrata_app.understood import method_label
+
 from .state import AppState
 from .style import fmt_time, fmt_time_long, heading, muted
 from .worker import Change, Operation
@@ -51,6 +53,7 @@ class ReviewView(QWidget):
         self.table.horizontalHeader().setSectionResizeMode(5, QHeaderView.ResizeMode.Stretch)
         for col, w in ((0, 50), (1, 50), (2, 120), (3, 100), (4, 120), (6, 120)):
             self.table.setColumnWidth(col, w)
+        self.table.setWordWrap(False)
         self.table.itemSelectionChanged.connect(self._on_select)
         self.empty = muted("Nothing to review: every extraction so far was confident enough.")
         self.sentence = QLabel()
@@ -91,8 +94,13 @@ class ReviewView(QWidget):
         rv.addLayout(form)
         rv.addWidget(self.info)
         rv.addWidget(heading("Approving would retire"))
-        rv.addWidget(self.retires, 1)
+        self.retires.setMaximumHeight(150)  # a few rows at most: no tall empty pane
+        rv.addWidget(self.retires)
         rv.addLayout(buttons)
+        rv.addWidget(muted("Approve applies the assertion with supersession; reject keeps the "
+                           "row for audit but out of memory. Low-confidence extractions wait "
+                           "here instead of being retrieved or retiring anything."))
+        rv.addStretch(1)
         left = QWidget()
         lv = QVBoxLayout(left)
         lv.setContentsMargins(0, 0, 0, 0)
@@ -164,7 +172,8 @@ class ReviewView(QWidget):
         self.subject.setText(a.subject or "")
         self.relation.setText(a.relation or "")
         self.object.setText(a.object or "")
-        self.info.setText(f"Confidence <b>{a.confidence:.2f}</b> by {html.escape(a.method)}, "
+        self.info.setText(f"Confidence <b>{a.confidence:.2f}</b> by "
+                          f"{html.escape(method_label(a.method) or a.method)}, "
                           f"from <i>{html.escape(a.source)}</i>, recorded "
                           f"{fmt_time_long(a.recorded_at)}")
         aid = int(a.id)

@@ -22,6 +22,8 @@ from PySide6.QtWidgets import (
 from memstrata_app import access, paths
 from memstrata_app.settings import SETTINGS, Setting, Settings, SettingsError
 
+from .style import muted
+
 LABELS = {
     "ollama_url": "Ollama URL",
     "chat_model": "Chat model",
@@ -32,6 +34,8 @@ LABELS = {
     "ingest_assistant_turns": "Remember assistant turns",
     "memory_enabled": "Memory injection",
     "quarantine_threshold": "Quarantine threshold",
+    "extraction_model": "Extraction model",
+    "judge_threshold": "Update-judge threshold",
     "start_at_login": "Start at login",
     "start_endpoint": "Start endpoint with the app",
 }
@@ -121,8 +125,7 @@ class SettingsDialog(QDialog):
         self.editors[s.name], self.errors[s.name] = editor, error
         v.addWidget(editor)
         if not isinstance(editor, QCheckBox):
-            hint = QLabel(s.help)
-            hint.setStyleSheet("color: palette(mid); font-size: 11px;")
+            hint = muted(s.help)  # theme-aware secondary text at readable contrast
             v.addWidget(hint)
         v.addWidget(error)
         return box

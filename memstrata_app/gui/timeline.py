@@ -65,6 +65,9 @@ class TimelineView(QWidget):
         self.search.textChanged.connect(lambda _: self._search_timer.start())
         self.keys = QListWidget()
         self.keys.setObjectName("timeline_keys")
+        self.keys.setWordWrap(True)  # long subjects wrap instead of scrolling sideways
+        self.keys.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.keys.setTextElideMode(Qt.TextElideMode.ElideMiddle)
         self.keys.currentItemChanged.connect(self._on_key_item)
         left = QWidget()
         lv = QVBoxLayout(left)
@@ -103,7 +106,9 @@ class TimelineView(QWidget):
         split = QSplitter()
         split.addWidget(left)
         split.addWidget(right)
-        split.setSizes([260, 1000])
+        split.setSizes([300, 1000])
+        split.setChildrenCollapsible(False)
+        left.setMinimumWidth(160)
         layout = QVBoxLayout(self)
         layout.addWidget(heading("Keys"))
         layout.addWidget(split, 1)
@@ -125,6 +130,7 @@ class TimelineView(QWidget):
         self.keys.clear()
         for subject, relation in keys:
             item = QListWidgetItem(f"{subject} · {relation}")
+            item.setToolTip(f"{subject} · {relation}")
             item.setData(KEY_ROLE, (subject, relation))
             self.keys.addItem(item)
             if self.key == (subject, relation):

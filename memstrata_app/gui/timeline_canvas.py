@@ -10,14 +10,23 @@ from PySide6.QtCore import QPointF, QRectF, QSize, Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QPainter, QPainterPath, QPen, QPolygonF
 from PySide6.QtWidgets import QGraphicsRectItem, QGraphicsScene, QGraphicsView, QWidget
 
-from .style import fmt_time, fmt_time_long, status_color, status_text
+from memstrata_app.understood import method_label
+
+from .style import (
+    accent_color,
+    blend,
+    fmt_time,
+    fmt_time_long,
+    hint_color,
+    status_color,
+    status_text,
+)
 
 LANE = 36
 BAR = 22
 LABEL_W = 170
 TOP = 34
 AXIS_H = 34
-AS_OF_COLOR = QColor("#d9822b")
 STEPS = (timedelta(hours=1), timedelta(hours=6), timedelta(days=1), timedelta(days=2),
          timedelta(days=7), timedelta(days=14), timedelta(days=30), timedelta(days=91),
          timedelta(days=365))
@@ -28,7 +37,8 @@ def _tooltip(a: Any) -> str:
             f"<p>{html.escape(str(a.object))} · <i>{status_text(a.status)}</i><br>"
             f"valid {fmt_time_long(a.valid_from)} → {fmt_time_long(a.valid_to)}<br>"
             f"recorded {fmt_time_long(a.recorded_at)} from <i>{html.escape(a.source)}</i>"
-            f" ({html.escape(a.method)}, confidence {a.confidence:.2f}) · #{int(a.id)}</p>")
+            f" ({html.escape(method_label(a.method) or a.method)},"
+            f" confidence {a.confidence:.2f}) · #{int(a.id)}</p>")
 
 
 class TimelineCanvas(QGraphicsView):
@@ -71,6 +81,13 @@ class TimelineCanvas(QGraphicsView):
         super().resizeEvent(event)
         self.redraw()
 
+    def changeEvent(self, event: Any) -> None:
+        from PySide6.QtCore import QEvent
+
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange:  # the theme changed: redraw in its colours
+            self.redraw()
+
     # --- drawing ------------------------------------------------------------------------------
     def _span(self) -> tuple[datetime, datetime]:
         now = datetime.now(UTC)
@@ -88,7 +105,7 @@ class TimelineCanvas(QGraphicsView):
         width = max(self.viewport().width(), 480)
         if not self.rows:
             t = scene.addText("Pick a subject and relation to see how its value changed over time.")
-            t.setDefaultTextColor(self.palette().mid().color())
+            t.setDefaultTextColor(hint_color(self.palette()))
             t.setPos(16, 16)
             scene.setSceneRect(QRectF(0, 0, width - 4, 120))
             return
@@ -145,16 +162,19 @@ class TimelineCanvas(QGraphicsView):
         self._draw_links(ends)
         if self.as_of is not None:
             ax = x(self.as_of)
-            pen = QPen(AS_OF_COLOR, 2, Qt.PenStyle.DashLine)
-            scene.addLine(ax, TOP - 14, ax, bottom + 4, pen)
+            accent = accent_color(self.palette())
+            pen = QPen(accent, 2, Qt.PenStyle.DashLine)
+            # behind the bars and their labels, so the line never crosses their text
+            scene.addLine(ax, TOP - 14, ax, bottom + 4, pen).setZValue(-1)
             tag = scene.addSimpleText(f"as of {fmt_time(self.as_of)}")
-            tag.setBrush(AS_OF_COLOR)
+            tag.setBrush(accent)
             tag.setPos(min(ax + 4, width - tag.boundingRect().width() - 8), 2)
         scene.setSceneRect(QRectF(0, 0, width - 4, bottom + AXIS_H))
 
     def _draw_links(self, ends: dict[int, tuple[QPointF, int]]) -> None:
         """An arrow from the end of each superseded bar down to the bar that replaced it."""
-        color = QColor("#444")
+        pal = self.palette()
+        color = blend(pal.text().color(), pal.base().color(), 0.3)
         pen = QPen(color, 1.5)
         for a in self.rows:
             nxt = a.superseded_by
@@ -177,7 +197,8 @@ class TimelineCanvas(QGraphicsView):
 
     def _draw_axis(self, lo: datetime, hi: datetime, x: Any, bottom: float) -> None:
         scene = self.scene()
-        grid = QPen(self.palette().mid().color(), 0.6, Qt.PenStyle.DotLine)
+        grid = QPen(blend(self.palette().base().color(), self.palette().text().color(), 0.25),
+                    0.6, Qt.PenStyle.DotLine)
         scene.addLine(LABEL_W, bottom, x(hi), bottom, QPen(self.palette().mid().color()))
         plot_w = x(hi) - LABEL_W
         step = next((s for s in STEPS if (hi - lo) / s <= max(plot_w / 110, 2)), STEPS[-1])

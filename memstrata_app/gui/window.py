@@ -47,11 +47,13 @@ class MainWindow(QMainWindow):
         self.setWindowTitle("MemStrata")
         self.setWindowIcon(strata_icon())
         self.resize(1400, 860)
+        self.setMinimumSize(640, 480)
         self.asof = AsOfBar(state)
         self.spaces = SpaceSwitcher(state)
         bar = QToolBar("Space")
         bar.setObjectName("space_toolbar")
         bar.setMovable(False)
+        self.space_toolbar = bar
         bar.addWidget(self.spaces)
         self.addToolBar(bar)
         self.ledger = LedgerView(state)
@@ -80,7 +82,7 @@ class MainWindow(QMainWindow):
         self.read_only_banner = QLabel()
         self.read_only_banner.setObjectName("read_only_banner")
         self.read_only_banner.setWordWrap(True)
-        self.read_only_banner.setStyleSheet("background: #fff3cd; color: #664d03; padding: 6px;"
+        self.read_only_banner.setStyleSheet("background: #fff3cd; color: #4d3a02; padding: 6px;"
                                             " border-bottom: 1px solid #e0c36a;")
         self.read_only_banner.hide()
         v.addWidget(self.read_only_banner)
@@ -126,11 +128,13 @@ class MainWindow(QMainWindow):
         for text, keys, slot in (
                 ("Import statements…", "Ctrl+I", self._import),
                 ("Settings…", QKeySequence.StandardKey.Preferences, lambda: open_settings(self)),
-                ("Re-embed the ledger…", None, lambda: run_reindex(self)),
+                ("Re-embed the ledger…", "Ctrl+Shift+E", lambda: run_reindex(self)),
                 ("Quit", QKeySequence.StandardKey.Quit, self.quit)):
-            act = QAction(text, self)
+            act = QAction("&" + text, self)
             if keys is not None:
                 act.setShortcut(QKeySequence(keys))
+            if act.shortcut().isEmpty():  # the platform has no standard key for it
+                act.setShortcut(QKeySequence({"Settings…": "Ctrl+,", "Quit": "Ctrl+Q"}[text]))
             act.triggered.connect(slot)
             m.addAction(act)
             if text.startswith(("Import", "Re-embed")):
@@ -138,12 +142,33 @@ class MainWindow(QMainWindow):
         mem = self.menuBar().addMenu("&Memory")
         mem.addAction(self.tray.memory_action)
         mem.addAction(self.tray.endpoint_action)
+        if self.tray.memory_action.shortcut().isEmpty():
+            self.tray.memory_action.setShortcut(QKeySequence("Ctrl+Shift+M"))
+        if self.tray.endpoint_action.shortcut().isEmpty():
+            self.tray.endpoint_action.setShortcut(QKeySequence("Ctrl+Shift+P"))
+        for act in (self.tray.memory_action, self.tray.endpoint_action):
+            self.addAction(act)  # the shortcut works while the window has focus
         view = self.menuBar().addMenu("&View")
         for i in range(self.tabs.count()):
-            act = QAction(self.tabs.tabText(i), self)
+            act = QAction("&" + self.tabs.tabText(i), self)
             act.setShortcut(QKeySequence(f"Ctrl+{i + 1}"))
             act.triggered.connect(lambda _c=False, i=i: self.tabs.setCurrentIndex(i))
             view.addAction(act)
+        view.addSeparator()
+        now = QAction("As of &now", self)
+        now.setShortcut(QKeySequence("Ctrl+0"))
+        now.triggered.connect(self.asof.go_now)
+        view.addAction(now)
+        space = QAction("Choose the &space", self)
+        space.setShortcut(QKeySequence("Ctrl+Shift+S"))
+        space.triggered.connect(self._focus_space)
+        view.addAction(space)
+        self.space_toolbar.toggleViewAction().setShortcut(QKeySequence("Ctrl+Shift+T"))
+        view.addAction(self.space_toolbar.toggleViewAction())
+        find = QAction("&Search the ledger", self)
+        find.setShortcut(QKeySequence.StandardKey.Find)
+        find.triggered.connect(self._focus_search)
+        view.addAction(find)
 
     # --- startup ------------------------------------------------------------------------------
     def _on_ready(self) -> None:
@@ -193,10 +218,13 @@ class MainWindow(QMainWindow):
     def _refresh_stats(self) -> None:
         def shown(st: dict[str, Any]) -> None:
             by = st.get("by_status", {})
-            parts = [f"{st.get('total', 0):,} rows", f"{by.get('active', 0):,} active",
-                     f"{by.get('superseded', 0):,} superseded", f"{by.get('plain', 0):,} plain",
+            total = int(st.get("total", 0))
+            # every status with rows, so the parts add up to the total
+            counted = [f"{int(n):,} {name}" for name, n in by.items() if n]
+            parts = [f"{total:,} rows" + (f" ({', '.join(counted)})" if counted else ""),
                      f"{st.get('keys', 0):,} keys", str(st.get("embedder", ""))]
             self.stats_label.setText(" · ".join(p for p in parts if p))
+            self.stats_label.setToolTip("Rows in the whole ledger (every space) by status")
 
         self.client.call("stats", lambda e: e.stats(), shown, failure=lambda _e: None)
 
@@ -233,9 +261,18 @@ class MainWindow(QMainWindow):
         if not ep.available:
             self.endpoint_label.setText(f"Endpoint not installed · {mem}")
         else:
-            where = f"Endpoint {ep.url}" if ep.running else "Endpoint stopped"
+            narrow = self.width() < 1100  # the status-bar counts need the room
+            where = (("Endpoint on" if narrow else f"Endpoint {ep.url}") if ep.running
+                     else "Endpoint stopped")
             self.endpoint_label.setText(f"{where} · {mem}")
+            self.endpoint_label.setToolTip(f"Endpoint {ep.url}" if ep.running else "")
         self.setWindowIcon(strata_icon(ep.memory_enabled, ep.running if ep.available else None))
+
+    def resizeEvent(self, event: Any) -> None:
+        super().resizeEvent(event)
+        self.engine_label.setVisible(self.width() >= 1100)
+        if hasattr(self, "endpoint"):
+            self._on_endpoint_state()
 
     def _on_open_failed(self, message: str) -> None:
         """Say what happened and what to do; the window stays up so Settings can be reached."""
@@ -256,6 +293,16 @@ class MainWindow(QMainWindow):
         if self.client.engine is not None:
             self._start_background()
         self.statusBar().showMessage(message, 10000)
+
+    def _focus_space(self) -> None:
+        self.space_toolbar.show()
+        combo = getattr(self.spaces, "combo", self.spaces)
+        combo.setFocus()
+
+    def _focus_search(self) -> None:
+        self.show_view("ledger")
+        self.ledger.search.setFocus()
+        self.ledger.search.selectAll()
 
     def _import(self) -> None:
         self.show_view("ingest")
