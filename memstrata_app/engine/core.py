@@ -597,6 +597,11 @@ class MemoryEngine(WriteOps, PrivacyOps):
     def keys(self, search: str | None = None, limit: int = 100) -> list[tuple[str, str]]:
         return queries.keys(self._readers, search, limit)
 
+    def key_entries(self, search: str | None = None, limit: int = 100
+                    ) -> list[tuple[str, str, str, str]]:
+        """(subject, relation, context, space) of the ledger's keys, most recent first."""
+        return queries.key_entries(self._readers, search, limit)
+
     def quarantined(self) -> list[Assertion]:
         return self.list_assertions(LedgerFilter(statuses=(Status.QUARANTINED,)), limit=10_000,
                                     order="id", descending=False)

@@ -89,12 +89,19 @@ def stats(readers: Readers) -> dict[str, Any]:
 
 
 def keys(readers: Readers, search: str | None, limit: int) -> list[tuple[str, str]]:
+    return [(s, r) for s, r, _c, _sp in key_entries(readers, search, limit)]
+
+
+def key_entries(readers: Readers, search: str | None, limit: int
+                ) -> list[tuple[str, str, str, str]]:
+    """(subject, relation, context, space) of keys, the most recently written first."""
     like = f"%{(search or '').lower()}%"
     rows = readers.query(
-        "SELECT subject, relation, max(id) AS last FROM assertions WHERE key IS NOT NULL"
-        " AND status != 'rejected' AND (subject_norm LIKE ? OR relation_norm LIKE ?)"
-        " GROUP BY key ORDER BY last DESC LIMIT ?", (like, like, int(limit)))
-    return [(r[0], r[1]) for r in rows]
+        "SELECT subject, relation, COALESCE(context, ''), space, max(id) AS last FROM assertions"
+        " WHERE key IS NOT NULL AND status != 'rejected' AND (subject_norm LIKE ? OR"
+        " relation_norm LIKE ? OR context LIKE ?) GROUP BY key ORDER BY last DESC LIMIT ?",
+        (like, like, like, int(limit)))
+    return [(r[0], r[1], r[2], r[3]) for r in rows]
 
 
 def spaces(readers: Readers) -> dict[str, dict[str, int]]:

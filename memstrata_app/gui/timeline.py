@@ -33,12 +33,12 @@ CHAIN_HEADERS = ("ID", "Value", "Status", "Valid from", "Valid to", "Recorded", 
 
 
 def chain_with_proposals(engine: Any, subject: str, relation: str,
-                         space: str | None = None) -> list[Any]:
+                         space: str | None = None, context: str | None = None) -> list[Any]:
     """The key's history in `space` (None: the global space) plus its proposals awaiting review
     (or rejected), by valid_from."""
     from memstrata_app.engine import LedgerFilter, Status
 
-    rows = list(engine.history(subject, relation, None, space) if space
+    rows = list(engine.history(subject, relation, context or None, space) if space or context
                 else engine.history(subject, relation))
     key = next((a.key for a in rows if a.key), None)
     if key is None:
@@ -57,6 +57,7 @@ class TimelineView(QWidget):
         super().__init__(parent)
         self._state = state
         self.key: tuple[str, str] | None = None
+        self.key_context = ""
         self._gen = 0
         self.search = QLineEdit(placeholderText="Find a subject or relation…")
         self.search.setClearButtonEnabled(True)
@@ -122,18 +123,24 @@ class TimelineView(QWidget):
     def refresh_keys(self) -> None:
         self._search_timer.stop()
         text = self.search.text().strip() or None
-        self._state.client.call("keys", lambda e: e.keys(text, 500), self._fill_keys,
-                                failure=lambda _e: None)
+        space = self._state.space
 
-    def _fill_keys(self, keys: list[tuple[str, str]]) -> None:
+        def entries(e: Any) -> list[tuple[str, str, str]]:
+            return [(s, r, c) for s, r, c, sp in e.key_entries(text, 500)
+                    if space is None or sp in (space, "global")]
+
+        self._state.client.call("keys", entries, self._fill_keys, failure=lambda _e: None)
+
+    def _fill_keys(self, keys: list[tuple[str, str, str]]) -> None:
         self.keys.blockSignals(True)
         self.keys.clear()
-        for subject, relation in keys:
-            item = QListWidgetItem(f"{subject} · {relation}")
-            item.setToolTip(f"{subject} · {relation}")
-            item.setData(KEY_ROLE, (subject, relation))
+        for subject, relation, context in keys:
+            label = " · ".join(p for p in (subject, relation.replace("_", " "), context) if p)
+            item = QListWidgetItem(label)
+            item.setToolTip(label)
+            item.setData(KEY_ROLE, (subject, relation, context))
             self.keys.addItem(item)
-            if self.key == (subject, relation):
+            if self.key == (subject, relation) and self.key_context == context:
                 self.keys.setCurrentItem(item)
         self.keys.blockSignals(False)
 
@@ -142,15 +149,16 @@ class TimelineView(QWidget):
             self._state.key_space = None  # picked from the list: the switcher's space
             self.show_key(*item.data(KEY_ROLE))
 
-    def show_key(self, subject: str, relation: str) -> None:
-        """Load and draw the chain of (subject, relation)."""
+    def show_key(self, subject: str, relation: str, context: str = "") -> None:
+        """Load and draw the chain of (subject, relation) in `context` ("prod", "rev b")."""
         self.key = (subject, relation)
+        self.key_context = context
         self._gen += 1
         gen = self._gen
-        self.title.setText(f"{subject} · {relation}")
+        self.title.setText(" · ".join(p for p in (subject, relation, context) if p))
         space = self._state.key_space or self._state.space
         self._state.client.submit(Operation(
-            "history", lambda e: chain_with_proposals(e, subject, relation, space),
+            "history", lambda e: chain_with_proposals(e, subject, relation, space, context),
             lambda rows: self._on_rows(gen, rows)))
 
     def _on_rows(self, gen: int, rows: list[Any]) -> None:
@@ -219,7 +227,7 @@ class TimelineView(QWidget):
         if change.touches("ledger", "review"):
             self.refresh_keys()
             if self.key is not None:
-                self.show_key(*self.key)
+                self.show_key(*self.key, self.key_context)
 
     def shutdown(self) -> None:
         self._search_timer.stop()

@@ -324,3 +324,22 @@ def test_import_file_reads_lines_and_json_lines(qtbot: Any, win: Any, tmp_path: 
     assert abs(seven.valid_from - (T0 + timedelta(days=40))) < timedelta(minutes=1)
     win.ingest.import_file(bad)
     assert "Could not read bad.jsonl" in win.ingest.import_status.text()
+
+
+def test_timeline_shows_a_key_stated_for_one_context(
+        qtbot: Any, tmp_path: Path, local_embedder: Any, make_window: Any) -> None:
+    db = tmp_path / "ctx.db"
+    t0 = datetime(2026, 2, 1, tzinfo=UTC)
+    seed(db, local_embedder, [("status LED on rev A is PA5", t0),
+                              ("status LED on rev A moved from PA5 to PB2", t0 + timedelta(1)),
+                              ("status LED on rev B is PC7", t0 + timedelta(1))])
+    w = make_window(db)
+    tl = w.timeline
+    w.show_view("timeline")
+    qtbot.waitUntil(lambda: tl.keys.count() >= 2)
+    labels = [tl.keys.item(i).text() for i in range(tl.keys.count())]
+    row = next(i for i, t in enumerate(labels) if t.endswith("rev a"))
+    with qtbot.waitSignal(tl.drawn):
+        tl.keys.setCurrentRow(row)
+    assert tl.key_context == "rev a"
+    assert sorted(a.object for a in tl.canvas.rows) == ["PA5", "PB2"]
