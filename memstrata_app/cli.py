@@ -9,6 +9,7 @@ import logging
 import os
 import subprocess
 import sys
+import textwrap
 import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -32,6 +33,11 @@ examples:
   memstrata ingest --git-log ../api --since 2025-01-01 --max 500 -v
   memstrata --space shop ingest "the shop's API listens on 3000"
 """
+TIME_FORMATS = ('an ISO 8601 date or date-time (2026-03-01, 2026-03-01T14:30, '
+                '2026-03-01T14:30+01:00, …Z), "now", or a written date such as "March 2", '
+                '"2 Mar 2026 14:00" or 03/02/2026 (month first); a missing year is this year, '
+                'a missing time midnight, a missing zone UTC; relative words ("yesterday") '
+                'are not read')
 SPACE_ENV = "MEMSTRATA_SPACE"
 SPACE_HELP = ("the space (project) to use: ingest, explain and import write into it, query reads "
               "it and the global space, history and export read it alone (default: "
@@ -42,18 +48,35 @@ SPACE_HELP = ("the space (project) to use: ingest, explain and import write into
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="memstrata",
-        description="A local memory for AI coding tools that knows which facts are still true. "
-                    "Without a command, opens the desktop app.")
+        description="A local memory for AI coding tools that knows which facts are still "
+                    "true.\nWithout a command, opens the desktop app.",
+        epilog="examples:\n"
+               '  memstrata ingest "The auth service port is 9090." --at 2025-03-01\n'
+               '  memstrata query "which port does the auth service use?"\n'
+               "  memstrata keys port\n"
+               '  memstrata history "auth service" port\n'
+               "  memstrata serve\n\n"
+               + textwrap.fill("TIME (--at, --as-of) is " + TIME_FORMATS + ".", 79),
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--version", action="version", version=f"memstrata {__version__}")
     p.add_argument("--db", type=Path, help="ledger file (default: MEMSTRATA_HOME or the "
                                            "platform's data folder, memstrata.db)")
+    p.add_argument("--create", action="store_true",
+                   help="with --db: start a new, empty ledger when the file does not exist "
+                        "(without it a missing --db file is an error)")
+    p.add_argument("--direct", action="store_true",
+                   help="open the ledger in this process even when `memstrata serve` or the "
+                        "app is running (by default ingest and query go through it: no model "
+                        "to load, well under a second)")
     p.add_argument("--embedder", help='"local", "auto" or "ollama:<model>" (default: settings)')
     p.add_argument("-v", "--verbose", action="store_true", help="log what happens to stderr")
     p.add_argument("--space", metavar="NAME", help=SPACE_HELP)
     # the same option after the command (`memstrata query … --space shop`)
     spaced = argparse.ArgumentParser(add_help=False)
     spaced.add_argument("--space", metavar="NAME", default=argparse.SUPPRESS, help=SPACE_HELP)
-    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND",
+                           help="what to do (without one, the desktop app opens); "
+                                "`memstrata COMMAND --help` explains each")
 
     s = sub.add_parser(
         "ingest", help="store statements (text, a file or a git history), superseding old values",
@@ -72,7 +95,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with --git-log: only the latest N commits")
     s.add_argument("-v", "--verbose", dest="each", action="store_true",
                    help="with --git-log: show what was understood in each commit")
-    s.add_argument("--at", help="when it was said (ISO 8601; default now)")
+    s.add_argument("--at", metavar="TIME",
+                   help=f"when it was said (default now). TIME is {TIME_FORMATS}")
     s.add_argument("--source", help="who said it (default: cli; git with --git-log)")
     s.add_argument("--json", action="store_true", help="machine-readable output")
 
@@ -83,7 +107,8 @@ def build_parser() -> argparse.ArgumentParser:
         epilog='example:\n  memstrata explain "moved the orders API from 8080 to 9090 in prod"',
         formatter_class=argparse.RawDescriptionHelpFormatter, parents=[spaced])
     s.add_argument("text", help="the statement(s)")
-    s.add_argument("--at", help="when it would be said (ISO 8601; default now)")
+    s.add_argument("--at", metavar="TIME",
+                   help=f"when it would be said (default now). TIME is {TIME_FORMATS}")
     s.add_argument("--source", default="cli",
                    help='who would say it (default: cli; "git" reads each sentence as a '
                         "commit subject)")
@@ -91,17 +116,33 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("query", help="retrieve the facts valid now (or --as-of T)",
                        parents=[spaced])
-    s.add_argument("query")
+    s.add_argument("query", help="what you want to know, in words (a question or keywords)")
     s.add_argument("-k", type=int, default=5, help="how many facts (default 5)")
-    s.add_argument("--as-of", help="answer as of this time (ISO 8601)")
+    s.add_argument("--as-of", metavar="TIME",
+                   help=f"answer with the facts valid at TIME (default now). TIME is "
+                        f"{TIME_FORMATS}")
     s.add_argument("--json", action="store_true")
 
     s = sub.add_parser("history", help="a fact's supersession chain, oldest first",
                        parents=[spaced])
-    s.add_argument("subject")
-    s.add_argument("relation")
+    s.add_argument("subject", help='what the fact is about, as you would say it ("auth '
+                                   'service"); or every word of the key at once')
+    s.add_argument("relation", nargs="?",
+                   help='the attribute ("port", "version", "owner"); words need not be exact: '
+                        "a loose match that names one key is read, several are listed")
     s.add_argument("--context", help='a qualified key\'s context, e.g. "prod"')
-    s.add_argument("--json", action="store_true")
+    s.add_argument("--json", action="store_true", help="machine-readable output")
+
+    s = sub.add_parser(
+        "keys", help="list the keys (subject · relation · context) with their row counts",
+        description="The ledger's keys, the (subject, relation, context) that `history` takes, "
+                    "most rows first, with each key's current value.",
+        epilog="examples:\n  memstrata keys\n  memstrata keys port\n"
+               '  memstrata keys "auth service" --space shop',
+        formatter_class=argparse.RawDescriptionHelpFormatter, parents=[spaced])
+    s.add_argument("filter", nargs="?", metavar="FILTER",
+                   help="only keys whose subject, relation or context hold all these words")
+    s.add_argument("--json", action="store_true", help="machine-readable output")
 
     s = sub.add_parser("spaces", help="the spaces (projects) with their row counts")
     s.add_argument("--json", action="store_true")
@@ -111,20 +152,22 @@ def build_parser() -> argparse.ArgumentParser:
         description="Move a fact, every row made from its sentence and the key's earlier "
                     "values, to another space (a project, or global). Refused when that space "
                     "already holds a current value for the key.")
-    s.add_argument("id", type=int)
+    s.add_argument("id", type=int, help="the fact's id (#N in query, history or keys output)")
     s.add_argument("target", metavar="SPACE", help='the space to move it to ("global" for all)')
     s.add_argument("--json", action="store_true")
 
     s = sub.add_parser("quarantine", help="review low-confidence extractions")
-    s.add_argument("action", nargs="?", default="list", choices=("list", "approve", "reject"))
-    s.add_argument("id", nargs="?", type=int)
+    s.add_argument("action", nargs="?", default="list", choices=("list", "approve", "reject"),
+                   help="list the queue (default), approve an extraction (it takes effect, "
+                        "retiring what it supersedes) or reject it (kept, never retrieved)")
+    s.add_argument("id", nargs="?", type=int, help="with approve or reject: the row's id")
     s.add_argument("--subject", help="with approve: correct the subject first")
     s.add_argument("--relation", help="with approve: correct the relation first")
     s.add_argument("--object", help="with approve: correct the value first")
     s.add_argument("--json", action="store_true")
 
     s = sub.add_parser("forget", help="retract a fact (kept for audit, no longer retrieved)")
-    s.add_argument("id", type=int)
+    s.add_argument("id", type=int, help="the fact's id (#N in query or history output)")
     s.add_argument("--json", action="store_true")
 
     s = sub.add_parser(
@@ -133,7 +176,8 @@ def build_parser() -> argparse.ArgumentParser:
                     "from the same sentence, in the ledger file itself (secure delete, then a "
                     "checkpoint that empties the write-ahead log). A tombstone keeps the key, "
                     "the interval and the reason. `forget` keeps the text; this does not.")
-    s.add_argument("id", type=int)
+    s.add_argument("id", type=int, help="the row's id; every row made from its sentence goes "
+                                        "with it")
     s.add_argument("--reason", default="purged", help="why (kept on the tombstone)")
     s.add_argument("-y", "--yes", action="store_true", help="do not ask for confirmation")
     s.add_argument("--json", action="store_true")
@@ -152,9 +196,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help='"local" or "ollama:<model>" (default local)')
 
     s = sub.add_parser("vocab", help="relation cardinality (single- or multi-valued)")
-    s.add_argument("action", nargs="?", default="list", choices=("list", "set"))
-    s.add_argument("relation", nargs="?")
-    s.add_argument("cardinality", nargs="?", choices=("single", "multi"))
+    s.add_argument("action", nargs="?", default="list", choices=("list", "set"),
+                   help="list the relations and their cardinality (default), or set one")
+    s.add_argument("relation", nargs="?", help='with set: the relation, e.g. "maintainer"')
+    s.add_argument("cardinality", nargs="?", choices=("single", "multi"),
+                   help="with set: single (a new value retires the old one) or multi (values "
+                        "add up, removed only when said)")
     s.add_argument("--json", action="store_true")
 
     s = sub.add_parser("stats", help="counts by status, keys, embedder")
@@ -172,7 +219,43 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--tray", action="store_true", help="start in the system tray, window hidden")
     s.add_argument("--exit-when-ready", action="store_true", help=argparse.SUPPRESS)
     sub.add_parser("bench", help="benchmarks: `memstrata bench --help`", add_help=False)
+    for name, sp in sub.choices.items():
+        if name == "bench":  # its own parser (memstrata_app.bench.cli) explains it
+            continue
+        for action in sp._actions:
+            if action.dest == "json" and not action.help:
+                action.help = "machine-readable output"
+        if not sp.epilog and name in EXAMPLES:
+            sp.epilog = EXAMPLES[name]
+            sp.formatter_class = argparse.RawDescriptionHelpFormatter
     return p
+
+
+EXAMPLES = {name: "examples:\n" + "\n".join(f"  memstrata {line}" for line in lines)
+            for name, lines in {
+    "query": ['query "which port does the auth service use?"',
+              'query "auth service port" --as-of 2025-02-15',
+              'query "API port" --space shop -k 3 --json'],
+    "history": ['history "auth service" port', "history auth port            # loose words",
+                'history "orders API" port --context prod', "history port --space shop"],
+    "spaces": ["spaces", "spaces --json"],
+    "move": ["move 12 global", "move 12 shop"],
+    "quarantine": ["quarantine", "quarantine approve 7",
+                   'quarantine approve 7 --subject "orders API"', "quarantine reject 8"],
+    "forget": ["forget 12"],
+    "purge": ['purge 12 --reason "pasted a key"', "purge 12 --yes"],
+    "export": ["export -o ledger.json", "export --jsonl -o ledger.jsonl",
+               "export --space shop -o shop.json"],
+    "import": ["import ledger.jsonl", "--db copy.db --create import ledger.jsonl",
+               "import shop.json --space archive"],
+    "reindex": ["reindex --to ollama:nomic-embed-text", "reindex --to local"],
+    "vocab": ["vocab", "vocab set maintainer multi"],
+    "stats": ["stats", "--db ~/backup/memstrata.db stats --json"],
+    "serve": ["serve", "serve --port 11500"],
+    "mcp": ["mcp", "mcp --space shop"],
+    "token": ["token"],
+    "gui": ["gui", "gui --tray"],
+}.items()}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -220,11 +303,112 @@ def open_engine(args: argparse.Namespace) -> Iterator[Any]:
     from .engine import MemoryEngine
 
     settings = Settings.load()
-    db = args.db or paths.db_path()
+    db = ledger_path(args)
     with MemoryEngine.open(db, embedder=args.embedder or settings["embedder"],
                            quarantine_threshold=settings["quarantine_threshold"],
                            ollama_host=settings["ollama_url"]) as eng:
         yield eng
+
+
+# --- a running endpoint (memstrata serve, the app) -----------------------------------------
+RUNTIME_FILE = "endpoint.json"  # {"port", "pid", "db"} while `memstrata serve` runs
+
+
+class Endpoint:
+    """The management API of a running endpoint that serves this very ledger."""
+
+    def __init__(self, port: int, token: str) -> None:
+        self.base = f"http://127.0.0.1:{port}"
+        self.token = token
+
+    def call(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
+        import urllib.error
+        import urllib.request
+
+        req = urllib.request.Request(
+            self.base + path, method=method,
+            data=None if body is None else json.dumps(body).encode("utf-8"),
+            headers={"Authorization": f"Bearer {self.token}",
+                     "Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(req, timeout=120) as r:
+                return json.loads(r.read().decode("utf-8"))
+        except urllib.error.HTTPError as e:
+            try:
+                msg = json.loads(e.read().decode("utf-8")).get("error") or str(e)
+            except (ValueError, AttributeError):
+                msg = str(e)
+            raise CliError(f"{msg} (from the running endpoint at {self.base}; --direct "
+                           "opens the ledger here instead)") from None
+        except (urllib.error.URLError, OSError) as e:
+            raise CliError(f"the endpoint at {self.base} stopped answering ({e}); "
+                           "run again, or with --direct") from None
+
+
+def write_runtime_file(port: int, db: Path) -> Path:
+    path = paths.data_dir() / RUNTIME_FILE
+    path.write_text(json.dumps({"port": port, "pid": os.getpid(), "db": str(db.resolve())}))
+    return path
+
+
+def running_endpoint(args: argparse.Namespace) -> Endpoint | None:
+    """The endpoint serving this command's ledger, if one answers on 127.0.0.1; None when
+    --direct or --embedder is given, or none is running (then the ledger is opened here)."""
+    if getattr(args, "direct", False) or args.embedder or os.environ.get("MEMSTRATA_DIRECT"):
+        return None
+    import urllib.request
+
+    db = ledger_path(args).resolve()
+    ports: list[int] = []
+    with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
+        info = json.loads((paths.data_dir() / RUNTIME_FILE).read_text("utf-8"))
+        if Path(info["db"]) == db:
+            ports.append(int(info["port"]))
+    with contextlib.suppress(Exception):
+        ports.append(int(Settings.load()["endpoint_port"]))
+    for port in dict.fromkeys(ports):
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/memstrata/status",
+                                        timeout=0.5) as r:
+                status = json.loads(r.read().decode("utf-8"))
+        except Exception:  # nothing there, or not MemStrata
+            continue
+        served = (status.get("counts") or {}).get("path") if isinstance(status, dict) else None
+        if served and Path(served).resolve() == db:  # the same ledger, not another home's
+            from .access import load_token
+
+            return Endpoint(port, load_token())
+    return None
+
+
+def result_from_dict(d: dict[str, Any]) -> Any:
+    """An IngestResult back from its JSON (what the management API returns)."""
+    from .engine.types import Action, IngestAction, IngestResult, Skipped
+
+    acts = tuple(IngestAction(
+        action=Action(a["action"]), assertion_id=a["assertion_id"], text=a["text"],
+        subject=a.get("subject"), relation=a.get("relation"), object=a.get("object"),
+        retired=tuple(a.get("retired") or ()), confidence=a.get("confidence", 1.0),
+        context=a.get("context"), method=a.get("method") or "", reason=a.get("reason") or "")
+        for a in d.get("actions", ()))
+    skipped = tuple(Skipped(s["text"], s["kind"], s["reason"]) for s in d.get("skipped", ()))
+    return IngestResult(acts, skipped)
+
+
+def ledger_path(args: argparse.Namespace) -> Path:
+    """The ledger to open: the data folder's (made when missing), or --db, which must exist
+    unless --create says to start one (a mistyped path is an error, not a new ledger)."""
+    if args.db is None:
+        return paths.db_path()
+    db = Path(args.db).expanduser()
+    if db.is_dir():
+        raise CliError(f"--db {args.db}: a folder, not a ledger file "
+                       f"(e.g. {db / 'memstrata.db'})")
+    if not db.exists() and not getattr(args, "create", False):
+        where = "" if db.parent.is_dir() else f" (and the folder {db.parent} does not exist)"
+        raise CliError(f"--db {args.db}: no ledger there{where}; check the path, or add "
+                       "--create to start a new ledger there")
+    return db
 
 
 def space_of(args: argparse.Namespace) -> str | None:
@@ -242,10 +426,16 @@ def space_of(args: argparse.Namespace) -> str | None:
         raise CliError(f"--space: {e}") from None
 
 
-def parse_at(value: str | None) -> Any:
+def parse_at(value: str | None, flag: str = "--at") -> Any:
+    if value is None:
+        return None
+    from .engine import EngineError
     from .engine.timeutil import parse_time
 
-    return None if value is None else parse_time(value)
+    try:
+        return parse_time(value)
+    except EngineError:
+        raise CliError(f"{flag}: cannot read the time {value!r}: {TIME_FORMATS}") from None
 
 
 def emit_json(obj: Any, out: TextIO | None = None) -> None:
@@ -289,6 +479,19 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         raise CliError("nothing to ingest: the text is empty")
     at = parse_at(args.at)
     space = space_of(args)
+    remote = running_endpoint(args)
+    if remote is not None:
+        body = {"text": text, "source": args.source or "cli", "space": space,
+                "at": at.isoformat() if at else None}
+        data = remote.call("POST", "/memstrata/v1/ingest", body)
+        if args.json:
+            emit_json(data)
+            return 0
+        res = result_from_dict(data)
+        with open_engine(args) as eng:  # reads only: the values it retired, no model
+            olds = understood().retired_values(eng, [res])
+        print_understood(res, text, old_values=olds)
+        return 0
     with open_engine(args) as eng:
         res = eng.ingest(text, source=args.source or "cli", at=at, space=space)
         olds = {} if args.json else understood().retired_values(eng, [res])
@@ -304,12 +507,24 @@ def cmd_explain(args: argparse.Namespace) -> int:
         raise CliError("nothing to explain: the text is empty")
     at = parse_at(args.at)
     space = space_of(args)
-    with open_engine(args) as eng:
-        res = eng.explain(args.text, source=args.source, at=at, space=space)
-        olds = {} if args.json else understood().retired_values(eng, [res])
-    if args.json:
-        emit_json({"dry_run": True, **res.to_dict()})
-        return 0
+    remote = running_endpoint(args)
+    if remote is not None:
+        data = remote.call("POST", "/memstrata/v1/explain", {
+            "text": args.text, "source": args.source, "space": space,
+            "at": at.isoformat() if at else None})
+        if args.json:
+            emit_json(data)
+            return 0
+        res = result_from_dict(data)
+        with open_engine(args) as eng:  # reads only: the values it would retire, no model
+            olds = understood().retired_values(eng, [res])
+    else:
+        with open_engine(args) as eng:
+            res = eng.explain(args.text, source=args.source, at=at, space=space)
+            olds = {} if args.json else understood().retired_values(eng, [res])
+        if args.json:
+            emit_json({"dry_run": True, **res.to_dict()})
+            return 0
     print("dry run: nothing was written; `memstrata ingest` would do this:")
     print_understood(res, args.text, dry_run=True, old_values=olds)
     return 0
@@ -416,25 +631,161 @@ def ingest_git_log(args: argparse.Namespace) -> int:
 def cmd_query(args: argparse.Namespace) -> int:
     if args.k < 1:
         raise CliError("-k must be at least 1")
-    as_of = parse_at(args.as_of)
+    as_of = parse_at(args.as_of, "--as-of")
     space = space_of(args)
-    with open_engine(args) as eng:
-        hits = eng.retrieve(args.query, k=args.k, as_of=as_of, space=space)
+    remote = running_endpoint(args)
+    if remote is not None:
+        hits = remote.call("POST", "/memstrata/v1/query", {
+            "query": args.query, "k": args.k, "space": space,
+            "as_of": as_of.isoformat() if as_of else None})["hits"]
+    else:
+        with open_engine(args) as eng:
+            hits = [h.to_dict() for h in eng.retrieve(args.query, k=args.k, as_of=as_of,
+                                                      space=space)]
     if args.json:
-        emit_json([h.to_dict() for h in hits])
+        emit_json(hits)
         return 0
     if not hits:
         print("no facts valid at that time")
     for h in hits:
-        print(f"{h.score:.3f}  #{h.assertion_id:<6} {h.text}   "
-              f"[valid {fmt_time(h.valid_from)} → {fmt_time(h.valid_to)}]")
+        print(f"{h['score']:.3f}  #{h['assertion_id']:<6} {h['text']}   "
+              f"[valid {fmt_iso(h['valid_from'])} → {fmt_iso(h['valid_to'])}]")
     return 0
+
+
+def fmt_iso(t: str | None) -> str:
+    from datetime import datetime
+
+    return fmt_time(None if t is None else datetime.fromisoformat(t))
+
+
+class Key:
+    """One key of the ledger, as `keys` lists it and `history` resolves typed words to it."""
+
+    def __init__(self, row: dict[str, Any]) -> None:
+        self.subject: str = row.get("subject") or ""
+        self.relation: str = row.get("relation") or ""
+        self.context: str = row.get("context") or ""
+        self.space: str = row.get("space") or "global"
+        self.rows = 0
+        self.current: str | None = None
+
+    @property
+    def label(self) -> str:
+        ctx = f" · {self.context}" if self.context else ""
+        where = f"  [{self.space}]" if self.space != "global" else ""
+        return f"{self.subject} · {self.relation}{ctx}{where}"
+
+    @property
+    def words(self) -> str:
+        return fold(f"{self.subject} {self.relation} {self.context}")
+
+    def command(self) -> str:
+        def q(w: str) -> str:
+            return f'"{w}"' if (" " in w or not w) else w
+        ctx = f" --context {q(self.context)}" if self.context else ""
+        sp = f" --space {self.space}" if self.space != "global" else ""
+        return f"memstrata history {q(self.subject)} {q(self.relation)}{ctx}{sp}"
+
+
+def fold(text: str) -> str:
+    """Lower case, punctuation to spaces, single spaces: how typed words are compared."""
+    import re
+
+    return " ".join(re.sub(r"[^\w.]+", " ", text.casefold()).split())
+
+
+def ledger_keys(eng: Any, space: str | None, *, history_only: bool = False) -> list[Key]:
+    """Every key (in `space`, or every space), most rows first."""
+    keys: dict[tuple[str, str], Key] = {}
+    for r in eng.export(space=space):
+        if not r.get("key") or r.get("status") == "rejected":
+            continue
+        if history_only and r.get("status") not in ("active", "superseded", "retracted"):
+            continue
+        k = keys.setdefault((r.get("space") or "global", r["key"]), Key(r))
+        k.rows += 1
+        if r.get("status") == "active":
+            k.current = r.get("object") if k.current is None else f"{k.current}, {r['object']}"
+    return sorted(keys.values(), key=lambda k: (-k.rows, k.label))
+
+
+def cmd_keys(args: argparse.Namespace) -> int:
+    with open_engine(args) as eng:
+        keys = ledger_keys(eng, space_of(args))
+    if args.filter:
+        want = fold(args.filter).split()
+        keys = [k for k in keys if all(w in k.words for w in want)]
+    if args.json:
+        emit_json([{"subject": k.subject, "relation": k.relation, "context": k.context or None,
+                    "space": k.space, "rows": k.rows, "current": k.current} for k in keys])
+        return 0
+    if not keys:
+        print(f"no keys match {args.filter!r}" if args.filter else "the ledger holds no keys yet")
+    width = min(max([len(k.label) for k in keys] + [0]), 60)
+    for k in keys:
+        now = f", now {k.current}" if k.current is not None else ", no current value"
+        print(f"{k.label:<{width}}  {k.rows} row{'s' if k.rows != 1 else ''}{now}")
+    return 0
+
+
+def resolve_key(eng: Any, args: argparse.Namespace, space: str | None) -> Key:
+    """The one key the typed words name (in the history's space), or a CliError that lists
+    the candidates ("did you mean")."""
+    import difflib
+
+    keys = ledger_keys(eng, space or "global", history_only=True)
+    subject, relation = fold(args.subject), fold(args.relation or "")
+    ctx = fold(args.context or "")
+    if ctx:
+        keys = [k for k in keys if fold(k.context) == ctx]
+    typed = f"{subject} {relation}".strip()
+    exact = [k for k in keys if fold(f"{k.subject} {k.relation}") == typed]
+    words = typed.split()
+    matches = exact or [k for k in keys if all(w in k.words for w in words)]
+    if len(matches) == 1:
+        return matches[0]
+    if not matches and relation:  # the words split differently: "auth" "service port"
+        matches = [k for k in keys if fold(k.subject).find(subject) >= 0
+                   and relation in fold(f"{k.relation} {k.context}")]
+        if len(matches) == 1:
+            return matches[0]
+    what = f"({args.subject}, {args.relation})" if args.relation else repr(args.subject)
+    if matches:
+        shown = "\n".join(f"  {k.command()}" for k in matches[:12])
+        more = f"\n  … and {len(matches) - 12} more (memstrata keys)" if len(matches) > 12 else ""
+        raise CliError(f"{what} matches {len(matches)} keys; did you mean one of:\n"
+                       f"{shown}{more}")
+    close = difflib.get_close_matches(typed, [k.words for k in keys], n=5, cutoff=0.5)
+    near = [k for c in close for k in keys if k.words == c][:5]
+    where = f" in the space {space}" if space else ""
+    if near:
+        raise CliError(f"no history for {what}{where}; did you mean:\n"
+                       + "\n".join(f"  {k.command()}" for k in near))
+    raise NoHistory(f"no history for {what}{where} (memstrata keys lists the keys)")
+
+
+class NoHistory(Exception):
+    """Nothing anywhere near the typed key: not an error, an empty answer."""
 
 
 def cmd_history(args: argparse.Namespace) -> int:
     space = space_of(args)
     with open_engine(args) as eng:
-        chain = eng.history(args.subject, args.relation, args.context, space)
+        chain = (eng.history(args.subject, args.relation, args.context, space)
+                 if args.relation else [])
+        if not chain:
+            try:
+                key = resolve_key(eng, args, space)
+            except NoHistory as e:
+                if args.json:
+                    emit_json([])
+                else:
+                    print(e)
+                return 0
+            if not args.json:
+                print(f"(reading {key.label})", file=sys.stderr)
+            chain = eng.history(key.subject, key.relation, key.context or None, key.space)
     if args.json:
         emit_json([a.to_dict() for a in chain])
         return 0
@@ -593,12 +944,37 @@ def cmd_import(args: argparse.Namespace) -> int:
     space = space_of(args)
     with open_engine(args) as eng:
         eng.check_writable()  # a read-only or damaged ledger says so before embedding
+        summary: dict[str, int] = {}
+        show = progress_bar("embedding") if sys.stderr.isatty() else None
         try:
-            n = eng.import_records(records, progress=progress_bar("embedding"), space=space)
+            eng.import_records(records, progress=show, space=space, summary=summary)
         except ValueError as e:  # a record's own space is not a space name
             raise CliError(f"{args.file}: {e}") from None
-    print(f"\nimported {n} records", file=sys.stderr)
+    if show is not None:
+        print(file=sys.stderr)
+    print(import_summary(len(records), summary), file=sys.stderr)
     return 0
+
+
+IMPORT_WORDS = {  # summary key -> how the line says it, in this order
+    "restored": "restored as exported", "novel": "new", "superseded": "superseded older values",
+    "history": "filed into the past", "reinforced": "restated a current value",
+    "duplicate": "already stored", "prose": "new notes", "quarantined": "to review",
+    "retracted": "removals", "already there": "already there",
+    "kept retracted": "retracted (not brought back)",
+    "not standing": "rejected or awaiting review (not imported)",
+}
+
+
+def import_summary(n: int, summary: dict[str, int]) -> str:
+    """"imported 0 of 33 records: 0 new, 33 already there" — what became of each record."""
+    left = sum(summary.get(k, 0) for k in ("already there", "kept retracted", "not standing"))
+    parts = [f"{summary[k]} {w}" for k, w in IMPORT_WORDS.items() if summary.get(k)]
+    parts += [f"{v} {k}" for k, v in summary.items() if k not in IMPORT_WORDS and v]
+    if "restored" not in summary and not any(summary.get(k) for k in ("novel", "prose")):
+        parts.insert(0, "0 new")
+    return (f"imported {n - left} of {n} record{'s' if n != 1 else ''}: "
+            f"{', '.join(parts) or 'nothing to do'}")
 
 
 def progress_bar(label: str) -> Any:
@@ -614,7 +990,7 @@ def progress_bar(label: str) -> Any:
 def cmd_reindex(args: argparse.Namespace) -> int:
     from .engine import MemoryEngine
 
-    db = args.db or paths.db_path()
+    db = ledger_path(args)
     cancel = threading.Event()
     # open with whatever embedder the store has, then move it to the target space
     with MemoryEngine.open(db, embedder="auto") as eng:
@@ -665,8 +1041,23 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from .proxy.server import serve_forever
 
     settings = Settings.load()
+    port = int(settings["endpoint_port"]) if args.port is None else args.port
     with open_engine(args) as eng:
-        serve_forever(eng, settings, host="127.0.0.1", port=args.port)
+        runtime = None
+        with contextlib.suppress(OSError):  # lets the CLI find a --port it was not told
+            runtime = write_runtime_file(port, ledger_path(args))
+        import signal
+
+        # uvicorn re-raises SIGTERM once it has shut down; exit through Python so that the
+        # runtime file goes with the process
+        with contextlib.suppress(ValueError):  # not the main thread
+            signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+        try:
+            serve_forever(eng, settings, host="127.0.0.1", port=port)
+        finally:
+            if runtime is not None:
+                with contextlib.suppress(OSError):
+                    runtime.unlink()
     return 0
 
 
@@ -688,6 +1079,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 
 COMMANDS = {
     "ingest": cmd_ingest, "explain": cmd_explain, "query": cmd_query, "history": cmd_history,
+    "keys": cmd_keys,
     "spaces": cmd_spaces, "move": cmd_move,
     "quarantine": cmd_quarantine, "forget": cmd_forget, "purge": cmd_purge,
     "export": cmd_export,

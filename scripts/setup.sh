@@ -15,11 +15,25 @@ fi
 pip=(.venv/bin/python -m pip install --disable-pip-version-check -q)
 
 # Already set up for this pyproject.toml and these extras? Then there is nothing to do.
+# The stamp records the extras installed; a superset serves too (after `--test`, the app
+# needs nothing more), so run.sh and test.sh share one environment without reinstalling.
 stamp=".venv/.memstrata-setup"
-want="$(cat pyproject.toml scripts/setup.sh | sha256sum | cut -d' ' -f1) ${extras}"
-if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && [ -x .venv/bin/memstrata ]; then
-  exit 0
+digest="$(cat pyproject.toml scripts/setup.sh | sha256sum | cut -d' ' -f1)"
+if [ -f "$stamp" ] && [ -x .venv/bin/memstrata ]; then
+  read -r have_digest have_extras < "$stamp" || true
+  if [ "${have_digest:-}" = "$digest" ]; then
+    covered=1
+    for e in ${extras//,/ }; do
+      case ",${have_extras:-}," in *",$e,"*) ;; *) covered=0 ;; esac
+    done
+    [ "$covered" = 1 ] && exit 0
+    # installing more: keep what is there, add what is asked
+    for e in ${have_extras//,/ }; do
+      case ",$extras," in *",$e,"*) ;; *) extras="$extras,$e" ;; esac
+    done
+  fi
 fi
+want="$digest ${extras}"
 
 # torch first, pinned: the CPU build. Left unpinned, sentence-transformers would pull a
 # multi-GB CUDA build that this app never uses.

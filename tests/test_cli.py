@@ -206,7 +206,7 @@ def test_export_import_and_forget(run, tmp_path):
     dump = tmp_path / "dump.jsonl"
     code, _, err = run("export", "--jsonl", "-o", str(dump))
     assert code == 0 and "exported 2 rows" in err
-    code, _, err = run("--db", str(tmp_path / "copy.db"), "import", str(dump))
+    code, _, err = run("--db", str(tmp_path / "copy.db"), "--create", "import", str(dump))
     assert code == 0 and "imported 2" in err
     code, out, _ = run("--db", str(tmp_path / "copy.db"), "history", "worker", "deployed to",
                        "--json")
@@ -260,7 +260,7 @@ def test_space_option_spaces_and_move(run, tmp_path, monkeypatch):
     code, _, err = run("export", "--jsonl", "-o", str(dump), "--space", "billing")
     assert code == 0 and "exported 1 rows" in err
     copy = str(tmp_path / "copy.db")
-    code, _, err = run("--db", copy, "--space", "archive", "import", str(dump))
+    code, _, err = run("--db", copy, "--create", "--space", "archive", "import", str(dump))
     assert code == 0 and "imported 1" in err
     assert list(json.loads(run("--db", copy, "spaces", "--json")[1])) == ["archive"]
     code, _, err = run("--space", "../x", "query", "port")
@@ -318,3 +318,230 @@ def test_gui_command_passes_its_flags_to_the_app(tmp_path, memstrata_home):
                          text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
     assert "interactive (ledger on screen)" in out.stderr
+
+
+# --- keys, loose history -------------------------------------------------------------------
+def test_keys_lists_what_history_takes_and_history_reads_loose_words(run):
+    run("ingest", "The auth service port is 8080.", "--at", "2025-01-10")
+    run("ingest", "The auth service port is 9090.", "--at", "2025-03-01")
+    run("ingest", "The orders API port is 7070 in prod.", "--at", "2025-03-01")
+    code, out, _ = run("keys")
+    assert code == 0
+    assert out.splitlines()[0].split("  ")[0].strip() == "auth service · port"
+    assert "2 rows, now 9090" in out.splitlines()[0]
+    assert "orders API · port · prod" in out
+    code, out, _ = run("keys", "orders")
+    assert "auth service" not in out and "orders API" in out
+    keys = json.loads(run("keys", "--json")[1])
+    assert {"subject": "auth service", "relation": "port", "context": None, "space": "global",
+            "rows": 2, "current": "9090"} in keys
+    for typed in (("auth service", "port"), ("Auth  Service", "Port"), ("auth", "port"),
+                  ("auth service port",)):
+        code, out, err = run("history", *typed, "--json")
+        assert code == 0 and [c["object"] for c in json.loads(out)] == ["8080", "9090"], typed
+    code, out, err = run("history", "auth", "port")
+    assert "(reading auth service · port)" in err and "9090" in out
+    code, _, err = run("history", "port")  # two keys hold a port
+    assert code == 1 and "matches 2 keys; did you mean one of:" in err
+    assert 'memstrata history "orders API" port --context prod' in err
+    code, _, err = run("history", "auht servce", "port")
+    assert code == 1 and 'did you mean:\n  memstrata history "auth service" port' in err
+    code, out, _ = run("history", "nothing", "here")
+    assert code == 0 and "no history for (nothing, here)" in out
+
+
+# --- help -----------------------------------------------------------------------------------
+def test_every_argument_has_help_and_every_command_examples():
+    import argparse
+
+    from memstrata_app.cli import build_parser
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    missing = [f"memstrata {a.dest}" for a in parser._actions if not a.help]
+    for name, sp in sub.choices.items():
+        if name == "bench":  # delegated: memstrata_app.bench.cli has its own parser
+            continue
+        missing += [f"{name} {'/'.join(a.option_strings) or a.dest}" for a in sp._actions
+                    if not a.help]
+        if "memstrata " + name not in (sp.epilog or ""):
+            missing.append(f"{name}: no examples in its --help")
+    assert not missing, missing
+    assert "examples:" in parser.format_help()
+
+
+def test_time_formats_are_documented_and_refused_in_one_line(run):
+    from memstrata_app.cli import build_parser
+
+    text = build_parser().format_help()
+    assert '"March 2"' in text and "ISO 8601" in text
+    code, _, err = run("query", "port", "--as-of", "March 2")
+    assert code == 0
+    code, _, err = run("query", "port", "--as-of", "yesterday")
+    assert code == 1 and err.startswith("memstrata: error: --as-of: cannot read the time")
+    assert '"March 2"' in err and err.count("\n") == 1
+
+
+# --- --db, --create, import ----------------------------------------------------------------
+def test_a_missing_db_is_refused_unless_create(run, tmp_path):
+    typo = tmp_path / "nope" / "ledgr.db"
+    code, _, err = run("--db", str(typo), "stats")
+    assert code == 1 and "no ledger there" in err and "--create" in err
+    assert not typo.parent.exists()  # nothing was made
+    code, _, err = run("--db", str(tmp_path), "stats")
+    assert code == 1 and "a folder, not a ledger file" in err
+    code, _, _ = run("--db", str(typo), "--create", "stats")
+    assert code == 0 and typo.exists()
+    assert run("--db", str(typo), "stats")[0] == 0  # it exists now
+
+
+def test_reimporting_an_export_adds_nothing_and_says_so(run, tmp_path):
+    run("ingest", "The worker is deployed to us-east-1.", "--at", "2026-01-01")
+    run("ingest", "The worker is deployed to eu-west-1.", "--at", "2026-02-01")
+    run("ingest", "Our style guide forbids tabs.", "--at", "2026-02-02")
+    gone = json.loads(run("ingest", "The cache TTL is 60 seconds.", "--json")[1])
+    run("forget", str(gone["actions"][0]["assertion_id"]))
+    dump = tmp_path / "dump.jsonl"
+    run("export", "--jsonl", "-o", str(dump))
+    before = json.loads(run("stats", "--json")[1])
+    code, _, err = run("import", str(dump))
+    assert code == 0
+    assert "imported 0 of 4 records: 0 new, 4 already there" in err, err
+    assert json.loads(run("stats", "--json")[1])["by_status"] == before["by_status"]
+    # into another ledger that holds some of them: only the missing ones are written
+    other = tmp_path / "other.db"
+    run("--db", str(other), "--create", "ingest", "Our style guide forbids tabs.")
+    code, _, err = run("--db", str(other), "import", str(dump))
+    assert code == 0 and "imported 2 of 4 records:" in err, err
+    assert "1 already there" in err and "1 retracted (not brought back)" in err
+    texts = [r["text"] for r in json.loads(run("--db", str(other), "export")[1])]
+    assert "The cache TTL is 60 seconds." not in texts  # a retracted fact stays gone
+    assert texts.count("Our style guide forbids tabs.") == 1
+    code, _, err = run("--db", str(tmp_path / "new.db"), "--create", "import", str(dump))
+    assert "imported 4 of 4 records: 4 restored as exported" in err
+
+
+# --- commands that need no embedding never import it ---------------------------------------
+NO_MODEL = """
+import sys, io, contextlib
+from memstrata_app.cli import main
+with contextlib.redirect_stdout(io.StringIO()):
+    code = main(sys.argv[1:])
+heavy = [m for m in ("torch", "sentence_transformers", "transformers") if m in sys.modules]
+print(code, heavy)
+"""
+
+
+@pytest.mark.parametrize("args", [("history", "auth service", "port"), ("stats",), ("export",),
+                                  ("quarantine", "list"), ("keys",), ("keys", "port"),
+                                  ("spaces",), ("history", "auth", "port")])
+def test_reading_commands_never_import_the_embedding_stack(args, tmp_path, run):
+    db = tmp_path / "l.db"
+    run("--db", str(db), "--create", "ingest", "The auth service port is 8080.")
+    out = subprocess.run([sys.executable, "-c", NO_MODEL, "--db", str(db), *args],
+                         capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    assert out.stdout.strip() == "0 []", out.stdout + out.stderr
+
+
+# --- scripts/setup.sh: one environment for run.sh and test.sh ------------------------------
+def test_setup_with_test_extras_serves_run_sh_without_reinstalling(tmp_path):
+    if shutil.which("bash") is None or shutil.which("sha256sum") is None:
+        pytest.skip("needs bash and sha256sum")
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    (tmp_path / "scripts").mkdir()
+    shutil.copy(root / "scripts" / "setup.sh", tmp_path / "scripts" / "setup.sh")
+    shutil.copy(root / "pyproject.toml", tmp_path / "pyproject.toml")
+    bin_ = tmp_path / ".venv" / "bin"
+    bin_.mkdir(parents=True)
+    log = tmp_path / "pip.log"
+    (bin_ / "python").write_text(f'#!/bin/sh\necho "$@" >> {log}\nexit 0\n')
+    (bin_ / "memstrata").write_text("#!/bin/sh\n")
+    for f in ("python", "memstrata"):
+        (bin_ / f).chmod(0o755)
+    fake = tmp_path / "fakebin"  # the system-library step is Linux-only: keep it out
+    fake.mkdir()
+    (fake / "uname").write_text("#!/bin/sh\necho Darwin\n")
+    (fake / "uname").chmod(0o755)
+    env = {**os.environ, "PATH": f"{fake}:/usr/bin:/bin"}
+
+    def setup(*args: str) -> list[str]:
+        log.write_text("")
+        subprocess.run(["bash", "scripts/setup.sh", *args], cwd=tmp_path, check=True, env=env,
+                       capture_output=True)
+        return [ln for ln in log.read_text().splitlines() if "install" in ln]
+
+    assert any(".[proxy,gui,test]" in ln for ln in setup("--test"))
+    assert setup() == []  # run.sh after test.sh: nothing to install
+    assert setup("--test") == []
+    stamp = tmp_path / ".venv" / ".memstrata-setup"
+    stamp.write_text(stamp.read_text().replace("proxy,gui,test", "proxy,gui"))
+    assert setup() == []  # run.sh after run.sh
+    assert any(".[proxy,gui,test]" in ln for ln in setup("--test"))  # test.sh adds test
+
+
+# --- through a running endpoint -------------------------------------------------------------
+CLIENT = """
+import sys, time
+from memstrata_app.cli import main
+t = time.perf_counter()
+code = main(sys.argv[1:])
+heavy = [m for m in ("torch", "sentence_transformers") if m in sys.modules]
+print("RESULT", code, heavy, round(time.perf_counter() - t, 3), file=sys.stderr)
+"""
+
+
+@pytest.mark.slow
+def test_ingest_and_query_go_through_a_running_serve_without_loading_the_model(tmp_path):
+    import socket
+    import time
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    home = tmp_path / "home"
+    env = {**os.environ, "MEMSTRATA_HOME": str(home), "HF_HUB_OFFLINE": "1",
+           "TOKENIZERS_PARALLELISM": "false"}
+    env.pop("MEMSTRATA_SPACE", None)
+
+    def cli(*args: str) -> tuple[str, str]:
+        out = subprocess.run([sys.executable, "-c", CLIENT, *args], env=env,
+                             capture_output=True, text=True, timeout=300)
+        return out.stdout, out.stderr
+
+    cli("ingest", "The auth service port is 8080.", "--at", "2025-01-10")  # direct: no server
+    server = subprocess.Popen([sys.executable, "-m", "memstrata_app", "serve", "--port",
+                               str(port)], env=env, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 180
+        while time.monotonic() < deadline:
+            try:
+                import urllib.request
+
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/memstrata/status", timeout=1)
+                break
+            except OSError:
+                time.sleep(0.3)
+        info = json.loads((home / "endpoint.json").read_text())
+        assert info["port"] == port and info["pid"] == server.pid
+        out, err = cli("ingest", "The auth service port is 9090.", "--at", "2025-03-01")
+        assert "RESULT 0 []" in err, err
+        assert "superseded  #2  auth service · port = 9090   (retired #1 (8080)" in out
+        out, err = cli("explain", "The auth service port is 9443.")
+        assert "RESULT 0 []" in err and "dry run: nothing was written" in out, out + err
+        assert "(would retire #2 (9090)" in out
+        out, err = cli("query", "which port does the auth service use?")
+        assert "RESULT 0 []" in err and "9090" in out and "8080" not in out, out + err
+        out, err = cli("query", "auth service port", "--as-of", "2025-02-15", "--json")
+        assert "RESULT 0 []" in err and [h["object"] for h in json.loads(out)] == ["8080"]
+        out, err = cli("--direct", "query", "auth service port")  # forced: loads the model
+        assert "RESULT 0 ['torch'" in err and "9090" in out
+    finally:
+        server.terminate()
+        server.wait(timeout=60)
+    assert not (home / "endpoint.json").exists()
+    out, err = cli("query", "auth service port")  # the endpoint is gone: direct again
+    assert "RESULT 0 ['torch'" in err and "9090" in out

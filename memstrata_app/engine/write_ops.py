@@ -363,10 +363,16 @@ class WriteOps:
     def import_records(self, records: Iterable[dict[str, Any]],
                        progress: Progress | None = None,
                        cancel: threading.Event | None = None,
-                       space: str | None = None) -> int:
+                       space: str | None = None,
+                       summary: dict[str, int] | None = None) -> int:
         """Restore exported rows. Into an empty ledger: exactly (statuses, times, chains).
-        Into a non-empty one: each standing record is replayed through the write path.
-        Rows keep their space unless `space` names the one to import into."""
+        Into a non-empty one: each standing record whose sentence the space does not hold
+        yet is replayed through the write path (so importing the same export twice adds
+        nothing); retracted records are not brought back. Rows keep their space unless
+        `space` names the one to import into. Returns the records written or replayed;
+        `summary`, when given, is filled with what happened to the records: "restored"
+        (empty ledger), "already there", "kept retracted" (not replayed), "not standing"
+        (rejected or quarantined, not replayed) and each replayed action's kind."""
         recs = list(records)
         for i, r in enumerate(recs):
             if not isinstance(r, dict) or not isinstance(r.get("text"), str):
@@ -375,15 +381,36 @@ class WriteOps:
         into = normalize_space(space) if space is not None else None
         for r in recs:
             r["space"] = into or normalize_space(r.get("space"))
+        tally: dict[str, int] = summary if summary is not None else {}
+
+        def note(what: str, n: int = 1) -> None:
+            if n:
+                tally[what] = tally.get(what, 0) + n
+
         if self.count_assertions() > 0:
-            standing = [r for r in sorted(recs, key=lambda r: r.get("valid_from") or "")
-                        if r.get("status") not in ("rejected", "quarantined")]
+            held = {(h, sp) for h, sp in self._readers.query(
+                "SELECT text_hash, space FROM assertions")}
+            standing, seen = [], set()
+            for r in sorted(recs, key=lambda r: r.get("valid_from") or ""):
+                key = (text_hash(r["text"]), r["space"])
+                if r.get("status") in ("rejected", "quarantined"):
+                    note("not standing")
+                elif key in held or key in seen:
+                    note("already there")
+                elif r.get("status") == "retracted":
+                    note("kept retracted")
+                else:
+                    seen.add(key)
+                    standing.append(r)
             for sp in dict.fromkeys(r["space"] for r in standing):
                 items = [(r["text"], parse_time(r["valid_from"]) if r.get("valid_from")
                           else None) for r in standing if r["space"] == sp]
-                self.ingest_many(items, source="import", progress=progress, cancel=cancel,
-                                 space=sp)
+                for res in self.ingest_many(items, source="import", progress=progress,
+                                            cancel=cancel, space=sp):
+                    for a in res.actions:
+                        note(a.action.value)
             return len(standing)
+        note("restored", len(recs))
         vecs = self._embed_batches([r["text"] for r in recs], progress, cancel)
 
         def job(conn: apsw.Connection) -> tuple[int, WriteContext, int]:

@@ -170,6 +170,23 @@ def routes(memory: MemoryService, upstream: Upstream) -> list[Route]:
         log.info("memory injection switched %s", "on" if enabled else "off")
         return {"memory_enabled": memory.enabled}
 
+    async def explain(request: Request) -> Any:
+        """What ingesting the text would do (the write path, rolled back): nothing written."""
+        text, source, at, space = await ingest_args(request)
+        res = await run_in_threadpool(eng.explain, text, source, at, space)
+        return {"dry_run": True, **res.to_dict()}
+
+    async def ingest_args(request: Request) -> tuple[str, str, datetime | None, str | None]:
+        data = await json_body(request)
+        text = data.get("text")
+        if not isinstance(text, str) or not text.strip():
+            raise BadRequest('text is required: {"text": "The API limit is 500."}')
+        check_text_size(text, "text", request)
+        source = data.get("source", "api")
+        if not isinstance(source, str):
+            raise BadRequest("source must be a string")
+        return text, source, parse_time(data.get("at"), "at"), parse_space(data.get("space"))
+
     async def ingest(request: Request) -> Any:
         data = await json_body(request)
         text = data.get("text")
@@ -287,6 +304,7 @@ def routes(memory: MemoryService, upstream: Upstream) -> list[Route]:
         Route("/memstrata/status", handler(status), methods=["GET"]),
         Route(f"{base}/memory", handler(set_memory), methods=["POST"]),
         Route(f"{base}/ingest", handler(ingest), methods=["POST"]),
+        Route(f"{base}/explain", handler(explain), methods=["POST"]),
         Route(f"{base}/query", handler(query), methods=["GET", "POST"]),
         Route(f"{base}/history", handler(history), methods=["GET"]),
         Route(f"{base}/spaces", handler(spaces), methods=["GET"]),

@@ -39,6 +39,21 @@ def test_ingest_query_history_forget(http: httpx.Client) -> None:
     assert not any("45 seconds" in h["text"] for h in after["hits"])
 
 
+def test_explain_is_a_dry_run_of_ingest(http: httpx.Client) -> None:
+    first = http.post("/memstrata/v1/ingest", json={
+        "text": "The queue depth limit is 100."}).json()["actions"][0]
+    r = http.post("/memstrata/v1/explain", json={"text": "The queue depth limit is 200."})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["dry_run"] is True
+    assert body["actions"][0]["action"] == "superseded"
+    assert body["actions"][0]["retired"] == [first["assertion_id"]]
+    chain = http.get("/memstrata/v1/history", params={
+        "subject": "queue depth", "relation": "limit"}).json()["history"]
+    assert [a["object"] for a in chain] == ["100"]  # nothing was written
+    assert http.post("/memstrata/v1/explain", json={}).status_code == 400
+
+
 def test_quarantine_review(http: httpx.Client) -> None:
     ids = []
     for text in ("The pager is Alice.", "The DB is Postgres 16."):

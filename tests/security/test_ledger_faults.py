@@ -130,7 +130,7 @@ def test_export_saves_what_a_damaged_ledger_can_still_give(ledger: Path, run: An
     assert "could not be read" in err and f"{len(rows)} readable rows were written" in err
     ids = {r["id"] for r in rows}
     assert 1 in ids and ROWS in ids  # both sides of the damage
-    code, _, err = run("--db", str(tmp_path / "new.db"), "import", str(dump))
+    code, _, err = run("--db", str(tmp_path / "new.db"), "--create", "import", str(dump))
     assert code == 0 and f"imported {len(rows)}" in err
 
 
@@ -267,7 +267,7 @@ def test_an_unwritable_ledger_serves_reads_and_says_why_writes_fail(ledger: Path
         code, _, err = run("--db", db, "forget", "1")
         assert code == 1 and "read-only" in err
         if what == "folder":
-            code, _, err = run("--db", str(ledger.parent / "new.db"), "stats")
+            code, _, err = run("--db", str(ledger.parent / "new.db"), "--create", "stats")
             assert code == 1 and "cannot create the ledger" in err
     assert hashlib.sha256(ledger.read_bytes()).hexdigest() == before
     code, _, err = run("--db", db, "ingest", "The service7 port is 7777.")  # writable again

@@ -295,7 +295,7 @@ def run(capsys: pytest.CaptureFixture[str], local_embedder: Any) -> Any:
 
 def test_cli_query_never_shows_a_secret_and_purge_with_yes(run: Any, tmp_path: Path) -> None:
     db = tmp_path / "cli.db"
-    code, out, _ = run("--db", str(db), "ingest", SECRET_CHAT, "--json")
+    code, out, _ = run("--db", str(db), "--create", "ingest", SECRET_CHAT, "--json")
     assert code == 0 and json.loads(out)["redacted"] == 5
     assert not any(v in out for v in SECRET_VALUES)
     code, out, _ = run("--db", str(db), "query", "what is the deploy token?", "-k", "10",

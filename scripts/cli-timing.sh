@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Median wall time of 5 runs of CLI commands in a fresh temporary MEMSTRATA_HOME: `query`
+# opening the ledger itself (loads the embedding model) and through a running
+# `memstrata serve`, and commands that need no model. Used for docs/PERFORMANCE.md (CLI).
+#   scripts/cli-timing.sh [PORT]      (default 11799)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export HF_HUB_OFFLINE=1 TOKENIZERS_PARALLELISM=false
+MEMSTRATA_HOME="$(mktemp -d)"
+export MEMSTRATA_HOME
+port="${1:-11799}"
+M=.venv/bin/memstrata
+times="$MEMSTRATA_HOME/times"
+
+median5() {  # median5 CMD…: run it 5 times, print the median wall time in seconds
+  : > "$times"
+  for _ in 1 2 3 4 5; do
+    /usr/bin/time -f "%e" -a -o "$times" "$@" >/dev/null 2>&1
+  done
+  sort -n "$times" | sed -n 3p
+}
+
+$M ingest "The auth service port is 8080." --at 2025-01-10 >/dev/null
+$M ingest "The auth service port is 9090." --at 2025-03-01 >/dev/null
+echo "nproc $(nproc), load $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo ?)"
+echo "query, no endpoint (cold: loads the model)   $(median5 $M query 'auth service port') s"
+echo "stats (no model)                             $(median5 $M stats) s"
+echo "history, loose words (no model)              $(median5 $M history auth port) s"
+$M serve --port "$port" >/dev/null 2>&1 &
+server=$!
+trap 'kill $server 2>/dev/null; rm -rf "$MEMSTRATA_HOME"' EXIT
+for _ in $(seq 1 240); do
+  curl -sf -m 1 "http://127.0.0.1:$port/memstrata/status" >/dev/null && break
+  sleep 0.5
+done
+$M query warm-up >/dev/null  # the endpoint loads its model in the background
+echo "query, through memstrata serve (warm)        $(median5 $M query 'auth service port') s"
+echo "query --direct, serve running                $(median5 $M --direct query 'auth service port') s"
