@@ -217,6 +217,8 @@ def build_parser() -> argparse.ArgumentParser:
                                "Bearer <token>), created on first use in the data folder.")
     s = sub.add_parser("gui", help="open the desktop app")
     s.add_argument("--tray", action="store_true", help="start in the system tray, window hidden")
+    s.add_argument("--theme", choices=("system", "light", "dark"),
+                   help="colour theme (default: follow the system; MEMSTRATA_THEME sets it too)")
     s.add_argument("--exit-when-ready", action="store_true", help=argparse.SUPPRESS)
     sub.add_parser("bench", help="benchmarks: `memstrata bench --help`", add_help=False)
     for name, sp in sub.choices.items():
@@ -272,6 +274,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         gui_args = ["--db", str(args.db)] if args.db else []
         gui_args += [f"--{f.replace('_', '-')}" for f in ("tray", "exit_when_ready")
                      if getattr(args, f, False)]
+        if getattr(args, "theme", None):
+            gui_args += ["--theme", args.theme]
         return gui_main(gui_args)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
