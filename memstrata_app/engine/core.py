@@ -570,7 +570,7 @@ class MemoryEngine(WriteOps, PrivacyOps):
             ctx = self._context(conn, {})
             rows = ctx.q("SELECT id, key, subject_norm, relation_norm, context, space, status"
                          " FROM assertions WHERE text_hash=(SELECT text_hash FROM assertions"
-                         " WHERE id=?) AND space=?", (int(assertion_id), a.space))
+                         " WHERE id=?) AND +space=?", (int(assertion_id), a.space))
             moved: list[int] = []
             for row_id, key, sn, rn, c, src, _st in rows:
                 if src == target:

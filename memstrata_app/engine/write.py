@@ -118,11 +118,14 @@ def reinforce(ctx: WriteContext, row_id: int) -> None:
         (ctx.now, row_id))
 
 
+# `+space`: a space has low selectivity; the look-up must stay on the hash index
+DUPLICATE_SQL = ("SELECT id FROM assertions WHERE text_hash=? AND status IN "
+                 "('active','plain','quarantined') AND +space=? ORDER BY id LIMIT 1")
+
+
 def find_duplicate(ctx: WriteContext, text_hash: str) -> int | None:
     """An already stored, still standing row with the same normalized sentence."""
-    r = ctx.q(
-        "SELECT id FROM assertions WHERE text_hash=? AND status IN "
-        "('active','plain','quarantined') AND space=? ORDER BY id LIMIT 1", (text_hash, ctx.space))
+    r = ctx.q(DUPLICATE_SQL, (text_hash, ctx.space))
     return r[0][0] if r else None
 
 
@@ -135,7 +138,7 @@ def resolve_subject(q: Callable[[str, tuple], list[tuple]], subject_norm: str,
     seen = {subject_norm}
     while True:
         r = q("SELECT subject_norm FROM assertions WHERE relation_norm='name' AND object_norm=?"
-              " AND status='active' AND space=? ORDER BY id DESC LIMIT 1", (subject_norm, space))
+              " AND status='active' AND +space=? ORDER BY id DESC LIMIT 1", (subject_norm, space))
         if not r or r[0][0] in seen:
             return subject_norm
         subject_norm = r[0][0]
@@ -275,7 +278,7 @@ def other_contexts(ctx: WriteContext, tr: Triple, t: float) -> list[tuple[int, s
     rows = ctx.q(
         "SELECT id, COALESCE(context, ''), object_norm, key FROM assertions WHERE"
         " subject_norm=? AND relation_norm=? AND status='active' AND valid_from <= ?"
-        " AND space=?", (tr.subject_norm, tr.relation_norm, t, tr.space))
+        " AND +space=?", (tr.subject_norm, tr.relation_norm, t, tr.space))
     return [(r[0], r[1]) for r in rows if r[3] != tr.key and r[2] != tr.object_norm]
 
 

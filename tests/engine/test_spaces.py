@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
-
 import apsw
 import pytest
 
@@ -105,3 +104,16 @@ def test_an_older_ledger_migrates_into_the_global_space(tmp_path, local_embedder
         assert eng.spaces() == {"global": {"total": 1, "current": 1}}
         act = eng.ingest("The API port is 3001.", at=day(1)).actions[0]
         assert act.action is Action.SUPERSEDED
+
+
+def test_the_write_path_keeps_its_selective_indexes(engine):
+    """A space has low selectivity: the duplicate look-up must not pick its index (at 100k
+    rows that turned every write into a scan)."""
+    from memstrata_app.engine.write import DUPLICATE_SQL
+
+    engine.ingest("The API port is 3000.", at=day(0), space="shop")
+    conn = apsw.Connection(str(engine.path))
+    plan = " ".join(str(r) for r in conn.execute(f"EXPLAIN QUERY PLAN {DUPLICATE_SQL}",
+                                                 ("x", "shop")))
+    conn.close()
+    assert "ix_assertions_hash" in plan

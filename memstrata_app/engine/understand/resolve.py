@@ -123,7 +123,7 @@ def _rows_holding(q: Query, value: str, *, active: bool, space: str) -> list[tup
         out += q(
             "SELECT id, subject, subject_norm, relation, relation_norm, object_norm,"
             f" COALESCE(context, '') FROM assertions WHERE {status} AND key IS NOT NULL"
-            " AND (object_norm = ? OR (object_norm > ? AND object_norm < ?)) AND space=?",
+            " AND (object_norm = ? OR (object_norm > ? AND object_norm < ?)) AND +space=?",
             (p, p + " ", p + " ~", space))
     seen: set[int] = set()
     uniq = []
@@ -350,7 +350,7 @@ def renamed_values(q: Query, old_name: str, t: float, context: str,
     rows = q("SELECT id, subject, subject_norm, relation, relation_norm, object_norm,"
              " COALESCE(context, '') FROM assertions WHERE status='active' AND kind='assertion'"
              " AND relation_norm != 'name' AND valid_from <= ? AND instr(object_norm, ?) > 0"
-             " AND space=?", (t, core, space))
+             " AND +space=?", (t, core, space))
     keyed = [r for r in rows if token.search(r[5]) and _compatible(r[6], context)
              and r[4] not in _MULTI_HINT]
     plain = q("SELECT id, text FROM assertions WHERE status='plain' AND method='plain'"
@@ -385,7 +385,7 @@ def product_reference(q: Query, tr: Triple) -> Resolution:
         return Resolution(tr)
     rows = q("SELECT id, subject, subject_norm, relation, relation_norm, object_norm,"
              " COALESCE(context, '') FROM assertions WHERE status='active' AND kind='assertion'"
-             " AND object_norm > ? AND object_norm < ? AND space=?",
+             " AND object_norm > ? AND object_norm < ? AND +space=?",
              (name + " ", name + " ~", tr.space))
     rows = [r for r in rows if r[6] == tr.context and VERSION_TAIL.match(r[5][len(name) + 1:])
             and r[4] not in _MULTI_HINT]
