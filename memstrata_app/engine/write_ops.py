@@ -136,7 +136,8 @@ class WriteOps:
                           by_value=ex.by_value, t=t)
             if ex.rollback and not res.via and not res.candidates and not ex.by_value:
                 res = alias(ctx.q, tr)  # "back to cloudfront for the storefront"
-        elif ex.change and not ex.removal and tr.cardinality is Cardinality.SINGLE:
+        elif (ex.change and not ex.removal and not ex.broad
+              and tr.cardinality is Cardinality.SINGLE):
             res = product_reference(ctx.q, tr)
             if not res.via:
                 res = alias(ctx.q, tr)

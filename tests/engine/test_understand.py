@@ -220,3 +220,11 @@ def test_a_change_never_retires_a_sentence_keyed_on_another_value(engine):
     engine.ingest("the report job writes JSON to `gs://reports/weekly/`", at=day(0))
     engine.ingest("JSON out, Avro in, same bucket", at=day(1))
     assert "the report job writes JSON to `gs://reports/weekly/`" in active_texts(engine)
+
+
+def test_an_abbreviated_subject_finds_its_slot(engine):
+    engine.ingest("the auth service runs on port 8080 in staging", at=day(0))
+    (act,) = engine.ingest("heads up: moved auth to 9090 in staging because of a clash",
+                           at=day(1)).actions
+    assert act.action is Action.SUPERSEDED
+    assert "the auth service runs on port 8080 in staging" not in active_texts(engine)

@@ -239,7 +239,11 @@ def alias(q: Query, tr: Triple) -> Resolution:
     mine = words(tr.subject) | words(tr.relation_norm.replace("_", " "))
     if not mine:
         return Resolution(tr)
-    probe = max(mine, key=len)
+    # the look-up needs a word as stored ("auth"), not its folded form ("authentication")
+    raw = [w.strip(".") for w in _WORD.findall(tr.subject_norm.lower()) if w not in _STOP]
+    if not raw:
+        return Resolution(tr)
+    probe = max(raw, key=len)
     rows = q("SELECT id, subject, subject_norm, relation, relation_norm, object_norm,"
              " COALESCE(context, '') FROM assertions WHERE status='active' AND key IS NOT NULL"
              " AND kind='assertion' AND subject_norm LIKE ? AND space=?",
