@@ -188,16 +188,7 @@ def routes(memory: MemoryService, upstream: Upstream) -> list[Route]:
         return text, source, parse_time(data.get("at"), "at"), parse_space(data.get("space"))
 
     async def ingest(request: Request) -> Any:
-        data = await json_body(request)
-        text = data.get("text")
-        if not isinstance(text, str) or not text.strip():
-            raise BadRequest('text is required: {"text": "The API limit is 500."}')
-        check_text_size(text, "text", request)
-        source = data.get("source", "api")
-        if not isinstance(source, str):
-            raise BadRequest("source must be a string")
-        at = parse_time(data.get("at"), "at")
-        space = parse_space(data.get("space"))
+        text, source, at, space = await ingest_args(request)
         res = await run_in_threadpool(eng.ingest, text, source, at, space)
         return res.to_dict()
 
