@@ -59,8 +59,11 @@ def build_parser() -> argparse.ArgumentParser:
                + textwrap.fill("TIME (--at, --as-of) is " + TIME_FORMATS + ".", 79),
         formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--version", action="version", version=f"memstrata {__version__}")
-    p.add_argument("--db", type=Path, help="ledger file (default: MEMSTRATA_HOME or the "
-                                           "platform's data folder, memstrata.db)")
+    p.add_argument("--db", metavar="LEDGER",
+                   help="a ledger file, or a team ledger's postgresql://user@host:port/db URI "
+                        "(its password from ~/.pgpass or PGPASSWORD); default: the `ledger` "
+                        "setting, else memstrata.db in MEMSTRATA_HOME or the platform's data "
+                        "folder")
     p.add_argument("--create", action="store_true",
                    help="with --db: start a new, empty ledger when the file does not exist "
                         "(without it a missing --db file is an error)")
@@ -190,6 +193,26 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("import", help="restore rows written by `memstrata export` (rows keep "
                                       "their space unless --space names one)", parents=[spaced])
     s.add_argument("file", type=Path, help="a JSON array or JSON-lines file ('-': stdin)")
+
+    for verb, helptext, desc in (
+            ("push", "copy this ledger's rows (or a space's) to a team ledger, history included",
+             "Copy the rows of this ledger (--db, default the data folder's), or of one space, "
+             "to a team ledger on PostgreSQL. Into a space the team ledger does not hold yet "
+             "the rows arrive exactly as they are here: statuses, validity, chains, authors. "
+             "Into a space it holds, each current statement it lacks is replayed through the "
+             "write path (so pushing twice adds nothing)."),
+            ("pull", "copy a team ledger's rows (or a space's) into this ledger",
+             "Copy the rows of a team ledger on PostgreSQL, or of one space, into this ledger "
+             "(--db, default the data folder's): the reverse of push, with the same rules.")):
+        s = sub.add_parser(verb, help=helptext, description=desc, parents=[spaced],
+                           epilog="examples:\n"
+                                  f"  memstrata {verb} postgresql://dana@db.internal/memstrata"
+                                  " --space shop\n"
+                                  f"  memstrata {verb} postgresql://dana@db.internal/memstrata",
+                           formatter_class=argparse.RawDescriptionHelpFormatter)
+        s.add_argument("team", metavar="TEAM_LEDGER",
+                       help="the team ledger: postgresql://user@host:port/db (its password "
+                            "from ~/.pgpass or PGPASSWORD)")
 
     s = sub.add_parser("reindex", help="re-embed the ledger with another embedder")
     s.add_argument("--to", dest="target", default="local",
@@ -349,9 +372,19 @@ class Endpoint:
                            "run again, or with --direct") from None
 
 
-def write_runtime_file(port: int, db: Path) -> Path:
+def ledger_id(db: Path | str) -> str:
+    """How a running endpoint names its ledger: a file's full path, a team ledger's URI
+    without its password."""
+    if isinstance(db, str):
+        from .engine.store_pg import redact_dsn
+
+        return redact_dsn(db)
+    return str(Path(db).resolve())
+
+
+def write_runtime_file(port: int, db: Path | str) -> Path:
     path = paths.data_dir() / RUNTIME_FILE
-    path.write_text(json.dumps({"port": port, "pid": os.getpid(), "db": str(db.resolve())}))
+    path.write_text(json.dumps({"port": port, "pid": os.getpid(), "db": ledger_id(db)}))
     return path
 
 
@@ -362,11 +395,11 @@ def running_endpoint(args: argparse.Namespace) -> Endpoint | None:
         return None
     import urllib.request
 
-    db = ledger_path(args).resolve()
+    db = ledger_id(ledger_path(args))
     ports: list[int] = []
     with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
         info = json.loads((paths.data_dir() / RUNTIME_FILE).read_text("utf-8"))
-        if Path(info["db"]) == db:
+        if str(info["db"]) == db:
             ports.append(int(info["port"]))
     with contextlib.suppress(Exception):
         ports.append(int(Settings.load()["endpoint_port"]))
@@ -378,7 +411,7 @@ def running_endpoint(args: argparse.Namespace) -> Endpoint | None:
         except Exception:  # nothing there, or not MemStrata
             continue
         served = (status.get("counts") or {}).get("path") if isinstance(status, dict) else None
-        if served and Path(served).resolve() == db:  # the same ledger, not another home's
+        if served and _same_ledger(str(served), db):  # the same ledger, not another home's
             from .access import load_token
 
             return Endpoint(port, load_token())
@@ -399,12 +432,25 @@ def result_from_dict(d: dict[str, Any]) -> Any:
     return IngestResult(acts, skipped)
 
 
-def ledger_path(args: argparse.Namespace) -> Path:
-    """The ledger to open: the data folder's (made when missing), or --db, which must exist
-    unless --create says to start one (a mistyped path is an error, not a new ledger)."""
+def _same_ledger(served: str, db: str) -> bool:
+    if served.startswith(("postgresql://", "postgres://")) or db.startswith(
+            ("postgresql://", "postgres://")):
+        return served == db
+    return Path(served).resolve() == Path(db)
+
+
+def ledger_path(args: argparse.Namespace) -> Path | str:
+    """The ledger to open: --db, else the `ledger` setting, else the data folder's (made
+    when missing). A --db file must exist unless --create says to start one (a mistyped path
+    is an error, not a new ledger); a team ledger's URI is opened as given."""
+    from .settings import ledger_location
+
     if args.db is None:
-        return paths.db_path()
-    db = Path(args.db).expanduser()
+        return ledger_location()
+    target = ledger_location(args.db)
+    if isinstance(target, str):
+        return target
+    db = target
     if db.is_dir():
         raise CliError(f"--db {args.db}: a folder, not a ledger file "
                        f"(e.g. {db / 'memstrata.db'})")
@@ -991,6 +1037,49 @@ def progress_bar(label: str) -> Any:
     return show
 
 
+def _copy_ledger(source: Path | str, target: Path | str, space: str | None,
+                 embedder: str) -> int:
+    """push/pull: export from one ledger, import into the other, say what happened."""
+    from .engine import MemoryEngine
+
+    with MemoryEngine.open(source, embedder=embedder) as src:
+        rows = list(src.export(space=space))
+        name = src.location
+    if not rows:
+        print(f"nothing to copy: {name} holds no rows"
+              + (f" in the space {space!r}" if space else ""), file=sys.stderr)
+        return 0
+    summary: dict[str, int] = {}
+    with MemoryEngine.open(target, embedder=embedder) as dst:
+        dst.check_writable()
+        show = progress_bar("embedding") if sys.stderr.isatty() else None
+        dst.import_records(rows, progress=show, summary=summary)
+        if show is not None:
+            print(file=sys.stderr)
+        print(f"{name} → {dst.location}", file=sys.stderr)
+    print(import_summary(len(rows), summary), file=sys.stderr)
+    return 0
+
+
+def _team(args: argparse.Namespace) -> str:
+    from .engine.store_pg import is_dsn
+
+    if not is_dsn(args.team):
+        raise CliError(f"{args.team!r} is not a team ledger: give a "
+                       "postgresql://user@host:port/db URI")
+    return str(args.team)
+
+
+def cmd_push(args: argparse.Namespace) -> int:
+    return _copy_ledger(ledger_path(args), _team(args), space_of(args),
+                        args.embedder or "auto")
+
+
+def cmd_pull(args: argparse.Namespace) -> int:
+    return _copy_ledger(_team(args), ledger_path(args), space_of(args),
+                        args.embedder or "auto")
+
+
 def cmd_reindex(args: argparse.Namespace) -> int:
     from .engine import MemoryEngine
 
@@ -1030,7 +1119,8 @@ def cmd_stats(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(s)
     else:
-        print(f"ledger   {s['path']}\nembedder {s['embedder']} ({s['dim']}-d)\nrows     "
+        print(f"ledger   {s.get('location') or s['path']}\n"
+              f"embedder {s['embedder']} ({s['dim']}-d)\nrows     "
               f"{s['total']} ({s['keys']} keys, {s['retired_share']:.0%} retired)")
         for k, v in s["by_status"].items():
             print(f"  {k:<12} {v}")
@@ -1087,7 +1177,8 @@ COMMANDS = {
     "spaces": cmd_spaces, "move": cmd_move,
     "quarantine": cmd_quarantine, "forget": cmd_forget, "purge": cmd_purge,
     "export": cmd_export,
-    "import": cmd_import, "reindex": cmd_reindex, "vocab": cmd_vocab, "stats": cmd_stats,
+    "import": cmd_import, "push": cmd_push, "pull": cmd_pull, "reindex": cmd_reindex,
+    "vocab": cmd_vocab, "stats": cmd_stats,
     "serve": cmd_serve, "mcp": cmd_mcp, "token": cmd_token,
 }
 

@@ -72,6 +72,29 @@ def _model(v: Any) -> str:
     return s
 
 
+def _ledger(v: Any) -> str:
+    """Empty (the data folder's ledger), a file path, or a PostgreSQL URI without a password
+    (settings.json is not a place for one: ~/.pgpass or PGPASSWORD hold it)."""
+    s = str(v).strip()
+    if s.startswith(("postgresql://", "postgres://")):
+        netloc = s.split("://", 1)[1].split("/", 1)[0]
+        if "@" in netloc and ":" in netloc.rsplit("@", 1)[0]:
+            raise ValueError("must not hold a password: keep it in ~/.pgpass or PGPASSWORD "
+                             "(the URI here is stored in plain text)")
+    return s
+
+
+def ledger_location(override: str | Path | None = None) -> Path | str:
+    """The ledger to open: `override` (--db), else the `ledger` setting, else the data
+    folder's memstrata.db. A PostgreSQL URI stays a string; a file becomes a Path."""
+    raw = str(override) if override not in (None, "") else str(Settings.load()["ledger"])
+    if not raw:
+        return paths.db_path()
+    if raw.startswith(("postgresql://", "postgres://")):
+        return raw
+    return Path(raw).expanduser()
+
+
 @dataclass(frozen=True)
 class Setting:
     name: str
@@ -85,6 +108,10 @@ SETTINGS: tuple[Setting, ...] = (
             "Upstream Ollama server the endpoint forwards to (OLLAMA_HOST overrides).", _url),
     Setting("chat_model", "", "Default model for tests from the app (empty: the tool chooses).",
             _text),
+    Setting("ledger", "",
+            "The ledger: empty for memstrata.db in the data folder, another file, or a team "
+            "ledger's postgresql://user@host:port/db (password in ~/.pgpass or PGPASSWORD).",
+            _ledger),
     Setting("embedder", "local",
             'Embedder for the ledger: "local", "auto" or "ollama:<model>".', _embedder),
     Setting("endpoint_port", 11435, "Port the local endpoint listens on (127.0.0.1 only).", _port),

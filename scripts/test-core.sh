@@ -15,6 +15,7 @@ for pkg in PySide6 pyqtgraph starlette uvicorn mcp; do
     exit 1
   fi
 done
+bash scripts/postgres.sh  # a real PostgreSQL for the team-ledger tests
 export HF_HUB_OFFLINE=1 TOKENIZERS_PARALLELISM=false
 exec "$venv/bin/python" -m pytest tests/engine -q -p no:cacheprovider \
   -W "ignore:Unknown config option:pytest.PytestConfigWarning" "$@"

@@ -51,3 +51,32 @@ def engine(tmp_path: Path, local_embedder):
     eng = MemoryEngine.open(tmp_path / "ledger.db", embedder=local_embedder)
     yield eng
     eng.close()
+
+
+@pytest.fixture(scope="session")
+def pg_server():
+    """A real PostgreSQL (initdb in a temp folder, a free port) for the whole run; the tests
+    that need it skip, saying why, where no server can be installed (scripts/postgres.sh)."""
+    from tests.support.postgres import start_server
+
+    server, why = start_server()
+    if server is None:
+        pytest.skip(why)
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def pg_dsn(pg_server) -> str:
+    """A fresh, empty database on the test server."""
+    return pg_server.new_database()
+
+
+@pytest.fixture
+def pg_engine(pg_dsn, local_embedder):
+    """A fresh engine on a team ledger (PostgreSQL) with the real local embedder."""
+    from memstrata_app.engine import MemoryEngine
+
+    eng = MemoryEngine.open(pg_dsn, embedder=local_embedder)
+    yield eng
+    eng.close()

@@ -7,6 +7,10 @@ several times), then measures in one process:
 - ingest end to end, batched, with the local embedder;
 - retrieve p50/p95 (embed + search + pack) and the vector search alone;
 - a plain-cosine baseline over the same store (every row, no validity) for comparison.
+
+`--db postgresql://…` runs the same on a team ledger: each ledger is a fresh schema in that
+database (dropped afterwards), and it also measures how long a fact written by one client
+takes to be retrievable by another (two engines, as two machines would be).
 """
 
 from __future__ import annotations
@@ -82,7 +86,61 @@ def stats_ms(xs: list[float]) -> tuple[float, float]:
     return percentile(xs, 50), percentile(xs, 95)
 
 
-def write_rate(items: list, emb: PrecomputedEmbedder, path: Path) -> float:
+class Ledgers:
+    """Where the bench's ledgers go: files in a temp folder, or schemas in a PostgreSQL
+    database (`--db`)."""
+
+    def __init__(self, workdir: Path, dsn: str | None):
+        self.workdir = workdir
+        self.dsn = dsn
+        self.schemas: list[str] = []
+
+    def __call__(self, name: str) -> Path | str:
+        if self.dsn is None:
+            return self.workdir / f"{name}.db"
+        import psycopg
+
+        schema = f"memstrata_bench_{name.replace('-', '_')}"
+        with psycopg.connect(self.dsn, autocommit=True) as c:
+            c.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+            c.execute(f"CREATE SCHEMA {schema}")
+        if schema not in self.schemas:
+            self.schemas.append(schema)
+        sep = "&" if "?" in self.dsn else "?"
+        return f"{self.dsn}{sep}options=-csearch_path%3D{schema}"
+
+    def drop(self) -> None:
+        if self.dsn is None:
+            return
+        import psycopg
+
+        with psycopg.connect(self.dsn, autocommit=True) as c:
+            for schema in self.schemas:
+                c.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+
+
+def visibility_ms(target: Path | str, emb: PrecomputedEmbedder, n: int) -> tuple[float, float]:
+    """p50/p95 of the time from one client's ingest returning to another client's retrieve
+    finding the fact (a team ledger: two engines on one database)."""
+    with MemoryEngine.open(target, embedder=emb) as a, \
+            MemoryEngine.open(target, embedder=emb) as b:
+        b.retrieve("warm up")  # b's index is loaded; from now on it follows a's writes
+        lags = []
+        for i in range(n):
+            text = f"The visibility probe {i} value is {1000 + i}."
+            emb.embed([text, f"visibility probe {i} value"])  # vectors ready: time the ledger
+            a.ingest(text, source="bench")
+            t = time.perf_counter()
+            while not any(h.text == text for h in b.retrieve(f"visibility probe {i} value",
+                                                             k=3)):
+                if time.perf_counter() - t > 10:
+                    raise RuntimeError(f"probe {i} not visible to the second client in 10 s")
+                time.sleep(0.0005)
+            lags.append((time.perf_counter() - t) * 1000)
+    return stats_ms(lags)
+
+
+def write_rate(items: list, emb: PrecomputedEmbedder, path: Path | str) -> float:
     """Statements per second for one bulk ingest into a fresh ledger at `path` (parsing,
     understanding and the write path; vectors precomputed)."""
     with MemoryEngine.open(path, embedder=emb) as eng:
@@ -102,7 +160,7 @@ def parse_rate(texts: list[str]) -> float:
     return len(texts) / (time.perf_counter() - t)
 
 
-def run_size(n: int, seed: int, queries: int, workdir: Path, runs: int) -> dict[str, float]:
+def run_size(n: int, seed: int, queries: int, ledgers: Ledgers, runs: int) -> dict[str, float]:
     model = shared_local_embedder()
     texts = statements(n, seed)
     uniq = sorted(set(texts))
@@ -112,8 +170,9 @@ def run_size(n: int, seed: int, queries: int, workdir: Path, runs: int) -> dict[
     emb = PrecomputedEmbedder(table)
     base = time.time() - 86400 * 365
     items = [(s, _dt(base + i * 60)) for i, s in enumerate(texts)]
-    rates = [write_rate(items, emb, workdir / f"perf-{n}-{i}.db") for i in range(runs)]
-    with MemoryEngine.open(workdir / f"perf-{n}-0.db", embedder=emb) as eng:
+    targets = [ledgers(f"perf-{n}-{i}") for i in range(runs)]
+    rates = [write_rate(items, emb, target) for target in targets]
+    with MemoryEngine.open(targets[0], embedder=emb) as eng:
         r = random.Random(seed + 1)
         keys = max(1, n // 3)
         qs = [r.choice(QUERIES).format(s=SERVICES[k % len(SERVICES)], n=k)
@@ -138,6 +197,7 @@ def run_size(n: int, seed: int, queries: int, workdir: Path, runs: int) -> dict[
             top[np.argsort(-scores[top])]
             base_lat.append((time.perf_counter() - t) * 1000)
         s = eng.stats()
+    vis = visibility_ms(targets[0], emb, 50) if ledgers.dsn else (float("nan"),) * 2
     p50, p95 = stats_ms(lat)
     s50, s95 = stats_ms(search)
     b50, b95 = stats_ms(base_lat)
@@ -148,13 +208,14 @@ def run_size(n: int, seed: int, queries: int, workdir: Path, runs: int) -> dict[
         "deterministic_ingest_min_per_s": min(rates), "retrieve_p50_ms": p50,
         "retrieve_p95_ms": p95, "search_p50_ms": s50, "search_p95_ms": s95,
         "baseline_p50_ms": b50, "baseline_p95_ms": b95,
+        "visible_p50_ms": vis[0], "visible_p95_ms": vis[1],
     }
 
 
-def end_to_end_turns(turns: int, seed: int, workdir: Path) -> float:
+def end_to_end_turns(turns: int, seed: int, ledgers: Ledgers) -> float:
     """Turns per second through ingest_many with the real local embedder."""
     texts = statements(turns, seed + 7)
-    with MemoryEngine.open(workdir / "e2e.db", embedder=shared_local_embedder()) as eng:
+    with MemoryEngine.open(ledgers("e2e"), embedder=shared_local_embedder()) as eng:
         t = time.perf_counter()
         eng.ingest_many(texts, source="bench")
         return turns / (time.perf_counter() - t)
@@ -175,7 +236,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--runs", type=int, default=3,
                     help="fresh ledgers built per size for the write rate (median reported)")
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--db", metavar="POSTGRESQL_URI",
+                    help="run on a team ledger: postgresql://user@host:port/db (each ledger is "
+                         "a fresh schema there, dropped afterwards); default: SQLite files in "
+                         "a temp folder")
     args = ap.parse_args(argv)
+    if args.db and not args.db.startswith(("postgresql://", "postgres://")):
+        ap.error("--db takes a postgresql:// URI (SQLite ledgers go to a temp folder)")
     sizes = [int(x) for x in args.sizes.split(",") if x.strip()]
     model = shared_local_embedder()
     t = time.perf_counter()
@@ -188,8 +255,18 @@ def main(argv: list[str] | None = None) -> int:
         print(f"parser alone (spaCy, nlp.pipe) on {len(chat)} chat lines from the "
               f"conversational bench: {parse_rate(chat):,.0f} sentences/s")
     with tempfile.TemporaryDirectory(prefix="memstrata-perf-") as tmp:
-        turns_s = end_to_end_turns(args.turns, args.seed, Path(tmp))
-        rows = [run_size(n, args.seed, args.queries, Path(tmp), args.runs) for n in sizes]
+        ledgers = Ledgers(Path(tmp), args.db)
+        if args.db:
+            from ..engine.store_pg import describe
+
+            print(f"ledger: {describe(args.db)} (a fresh schema per ledger)")
+        else:
+            print("ledger: SQLite files in a temp folder")
+        try:
+            turns_s = end_to_end_turns(args.turns, args.seed, ledgers)
+            rows = [run_size(n, args.seed, args.queries, ledgers, args.runs) for n in sizes]
+        finally:
+            ledgers.drop()
     hdr = ("facts", "rows", "retired", "embed/s", "write/s (median)", "retrieve p50", "p95",
            "search p50", "p95", "cosine-RAG p50", "p95")
     print("\n| " + " | ".join(hdr) + " |\n|" + "---|" * len(hdr))
@@ -205,6 +282,11 @@ def main(argv: list[str] | None = None) -> int:
           f"{args.queries} queries, p50/p95")
     print(f"ingest end to end, batched, local embedder: {turns_s:,.0f} turns/s "
           f"({args.turns} turns)")
+    if args.db:
+        for r in rows:
+            print(f"written by one client, retrievable by another @{r['facts']:,}: "
+                  f"p50 {r['visible_p50_ms']:.1f} ms, p95 {r['visible_p95_ms']:.1f} ms "
+                  "(50 facts; LISTEN/NOTIFY and the change feed)")
     by = {r["facts"]: r for r in rows}
     checks = []
     if 10000 in by:

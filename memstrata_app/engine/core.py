@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import getpass
 import logging
+import os
+import socket
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -10,12 +13,12 @@ from concurrent.futures import Future
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, overload
+from typing import TYPE_CHECKING, Any, cast, overload
 
 import apsw
 import numpy as np
 
-from . import queries
+from . import queries, store_pg
 from .embedders import Embedder, OllamaEmbedder, resolve_embedder, shared_local_embedder
 from .extract import (
     DEFAULT_VOCABULARY,
@@ -25,7 +28,7 @@ from .extract import (
     text_hash,
 )
 from .files import private_ledger
-from .index import VectorIndex
+from .index import IndexUpdate, VectorIndex
 from .metrics import Metrics
 from .privacy import PrivacyOps, flag_secret_rows
 from .sanitize import BLOCK_TAG_REASON, neutralize
@@ -33,9 +36,7 @@ from .secrets import PLACEHOLDER_MARK, redact
 from .store import (
     COLUMNS,
     KNOWN_ERRORS,
-    Readers,
     ReadOnlyWriter,
-    Writer,
     open_store,
     row_to_assertion,
     scalar,
@@ -87,8 +88,9 @@ BATCH = 256
 class MemoryEngine(WriteOps, PrivacyOps):
     """A bi-temporal ledger of facts: ingest statements, retrieve what is valid at T."""
 
-    def __init__(self, path: Path, embedder: Embedder, writer: Writer | ReadOnlyWriter,
-                 readers: Readers, quarantine_threshold: float):
+    def __init__(self, path: Path | str, embedder: Embedder, writer: Any, readers: Any,
+                 quarantine_threshold: float):
+        # a file (SQLite), or for a team ledger on PostgreSQL its DSN without the password
         self.path = path
         self.embedder = embedder
         self.quarantine_threshold = quarantine_threshold
@@ -99,6 +101,21 @@ class MemoryEngine(WriteOps, PrivacyOps):
         self._index_lock = threading.Lock()
         self._closed = False
         self.llm_tier: LlmTier | None = None  # the Ollama tier, when enabled
+        self.author = writer_name()  # recorded on every row this engine writes
+        self._listener: store_pg.Listener | None = None
+
+    @property
+    def backend(self) -> str:
+        """"sqlite" (a ledger file) or "postgresql" (a team ledger)."""
+        return "postgresql" if isinstance(self.path, str) else "sqlite"
+
+    @property
+    def location(self) -> str:
+        """Which ledger this is, for people: "SQLite · /path/memstrata.db" or
+        "PostgreSQL · user@host:5432/db" (never a password)."""
+        if isinstance(self.path, str):
+            return store_pg.describe(self.path)
+        return f"SQLite · {self.path}"
 
     # --- opening and closing -------------------------------------------------------------
     @classmethod
@@ -111,7 +128,14 @@ class MemoryEngine(WriteOps, PrivacyOps):
         `read_only`: never write (also chosen on its own when the file or its folder can't be
         written; `read_only_reason` says why); every write raises StoreReadOnly.
         A damaged ledger opens for reading; its writes raise StoreCorrupt (store.py).
+        `path` may be a PostgreSQL URI (`postgresql://user@host/db`): a team ledger that
+        several machines share (store_pg.py).
         """
+        if store_pg.is_dsn(path):
+            dsn = str(path)
+            pg_writer, pg_readers = store_pg.open_pg_store(dsn, read_only)
+            return cls._finish_open(store_pg.redact_dsn(dsn), pg_writer, pg_readers, embedder,
+                                    quarantine_threshold, ollama_host, dsn=dsn)
         path = Path(path).expanduser()
         if path.is_dir():
             raise EngineError(f"{path} is a folder; give the path of a ledger file")
@@ -123,6 +147,13 @@ class MemoryEngine(WriteOps, PrivacyOps):
         # owner-only modes only for a ledger we will write (after the probe: a refused or
         # read-only file is left exactly as it was)
         writer, readers = open_store(path, read_only, prepare=private_ledger)
+        return cls._finish_open(path, writer, readers, embedder, quarantine_threshold,
+                                ollama_host)
+
+    @classmethod
+    def _finish_open(cls, path: Path | str, writer: Any, readers: Any, embedder: Any,
+                     quarantine_threshold: float, ollama_host: str | None,
+                     dsn: str | None = None) -> MemoryEngine:
         try:
             recorded = dict(readers.query("SELECT k, v FROM meta WHERE k IN ('embedder','dim')"))
             emb: Embedder
@@ -147,7 +178,10 @@ class MemoryEngine(WriteOps, PrivacyOps):
             readers.close()
             writer.close()
             raise
-        return cls(path, emb, writer, readers, quarantine_threshold)
+        eng = cls(path, emb, writer, readers, quarantine_threshold)
+        if dsn is not None:  # other machines write too: follow their changes
+            eng._listener = store_pg.Listener(dsn, str(path), eng._on_remote_change)
+        return eng
 
     @property
     def read_only(self) -> bool:
@@ -169,6 +203,8 @@ class MemoryEngine(WriteOps, PrivacyOps):
             return
         self.disable_llm_tier()
         self._closed = True
+        if self._listener is not None:
+            self._listener.close()
         self._writer.close()
         self._readers.close()
 
@@ -446,20 +482,80 @@ class MemoryEngine(WriteOps, PrivacyOps):
         return int(self._readers.query("SELECT v FROM meta WHERE k='generation'")[0][0])
 
     def _sync_index(self) -> VectorIndex:
-        """The vector index, (re)loaded when the ledger changed behind this process's back."""
-        gen = self._generation()
+        """The vector index, (re)loaded when the ledger changed behind this process's back.
+
+        On a team ledger the listener keeps it in step (`_on_remote_change`), so a read
+        costs no round trip while the listener is connected; otherwise the index catches up
+        from the change feed, and reloads only when it fell behind the feed."""
         index = self._index
+        listener = self._listener
+        if (listener is not None and listener.connected.is_set() and index is not None
+                and index.generation >= 0):
+            return index
+        gen = self._generation()
         if index is not None and index.generation >= gen:
             return index
         with self._index_lock:
             index = self._index
             if index is not None and index.generation >= self._generation():
                 return index
+            if (index is not None and index.generation >= 0 and self._writer.incremental
+                    and self._catch_up(index)):
+                return index
             fresh = VectorIndex(self.embedder.dim)
             with fresh.lock:
                 self._index = fresh
                 self._load_index(fresh)
             return fresh
+
+    def _on_remote_change(self, gen: int | None) -> None:
+        """The listener's call (its own thread): another client wrote; catch up now so the
+        next read finds it. Nothing to do before the first read loads the index."""
+        index = self._index
+        if index is None or self._closed or (gen is not None and index.generation >= gen):
+            return
+        with self._index_lock:
+            index = self._index
+            if index is None or index.generation < 0:
+                return
+            if not self._catch_up(index):
+                self._index = None  # fell behind the feed: the next read reloads
+
+    def _catch_up(self, index: VectorIndex) -> bool:
+        """Apply the rows changed since the index's generation (a team ledger's change
+        feed); False when the feed no longer reaches back that far."""
+        conn = self._readers.conn()
+        try:
+            conn.execute("BEGIN")
+            gen = int(scalar(conn, "SELECT v FROM meta WHERE k='generation'"))
+            since = index.generation
+            if gen <= since:
+                conn.execute("COMMIT")
+                return True
+            oldest = scalar(conn, "SELECT min(gen) FROM changes")
+            if oldest is None or int(oldest) > since + 1:
+                conn.execute("COMMIT")
+                return False
+            rows = conn.execute(
+                "SELECT a.id, a.valid_from, a.valid_to, a.status, v.embedding, a.space"
+                " FROM assertions a LEFT JOIN vectors v ON v.rowid = a.id WHERE a.id IN"
+                " (SELECT row_id FROM changes WHERE gen > ? AND gen <= ?)",
+                (since, gen)).fetchall()
+            conn.execute("COMMIT")
+        except BaseException:
+            if not conn.getautocommit():
+                conn.execute("ROLLBACK")
+            raise
+        updates = []
+        for r in rows:
+            row_id, vf, vt, status, blob, space = (cast(Any, x) for x in r)
+            vec = None if blob is None else np.frombuffer(bytes(blob), dtype=np.float32)
+            updates.append(IndexUpdate(int(row_id), float(vf), None if vt is None else float(vt),
+                                       Status(str(status)) in RETRIEVABLE and vec is not None,
+                                       vec, str(space)))
+        with index.lock:
+            index.apply(updates, max(index.generation, gen))
+        return True
 
     def _load_index(self, index: VectorIndex) -> None:
         conn = self._readers.conn()
@@ -473,7 +569,11 @@ class MemoryEngine(WriteOps, PrivacyOps):
         except KNOWN_ERRORS as e:
             if not conn.getautocommit():
                 conn.execute("ROLLBACK")
-            raise translate(e, self.path) from e
+            raise translate(e, self.path) from e  # type: ignore[arg-type]
+        except BaseException:
+            if not conn.getautocommit():
+                conn.execute("ROLLBACK")
+            raise
         n, dim = len(rows), index.dim
         ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=n)
         vfrom = np.fromiter((r[1] for r in rows), dtype=np.float64, count=n)
@@ -486,7 +586,8 @@ class MemoryEngine(WriteOps, PrivacyOps):
 
     # --- the writer's plumbing -----------------------------------------------------------
     def _context(self, conn: apsw.Connection, vocab: dict[str, Cardinality]) -> WriteContext:
-        return WriteContext(conn, time.time(), self.quarantine_threshold, vocab)
+        return WriteContext(conn, time.time(), self.quarantine_threshold, vocab,
+                            author=self.author)
 
     @staticmethod
     def _bump(conn: apsw.Connection) -> int:
@@ -505,12 +606,17 @@ class MemoryEngine(WriteOps, PrivacyOps):
 
         def publish(conn: apsw.Connection, result: tuple[Any, WriteContext, int]) -> None:
             _, ctx, gen = result
+            self._writer.record_changes(conn, [u.id for u in ctx.updates], gen)
             index = self._index
             if index is None:
                 return
             with index.lock:
                 if index.generation == gen - 1:
                     index.apply(ctx.updates, gen)
+                elif self._writer.incremental and index.generation >= 0:
+                    # others wrote in between: apply ours; the catch-up from the index's
+                    # generation brings theirs (and ours again, harmlessly)
+                    index.apply(ctx.updates, index.generation)
                 else:
                     index.generation = -1  # another process wrote in between: reload
 
@@ -544,16 +650,17 @@ class MemoryEngine(WriteOps, PrivacyOps):
 
     def stats(self) -> dict[str, Any]:
         s = queries.stats(self._readers)
-        s.update(path=str(self.path), embedder=self.embedder.name, dim=self.embedder.dim)
+        s.update(path=str(self.path), location=self.location, backend=self.backend,
+                 embedder=self.embedder.name, dim=self.embedder.dim)
         return s
 
     def time_range(self) -> tuple[datetime, datetime] | None:
         r = self._readers.query(
-            "SELECT min(valid_from), max(max(valid_from), coalesce(max(valid_to), 0)),"
-            " max(recorded_at) FROM assertions WHERE status NOT IN ('rejected')")[0]
+            "SELECT min(valid_from), max(valid_from), max(valid_to)"
+            " FROM assertions WHERE status NOT IN ('rejected')")[0]
         if r[0] is None:
             return None
-        hi = max(r[1], time.time())
+        hi = max(r[1], r[2] or 0, time.time())
         return _dt(r[0]), _dt(hi)
 
     def spaces(self) -> dict[str, dict[str, int]]:
@@ -586,6 +693,7 @@ class MemoryEngine(WriteOps, PrivacyOps):
                 for rid in chain:
                     ctx.conn.execute("UPDATE assertions SET space=?, key=? WHERE id=?",
                                      (target, new_key, rid))
+                    ctx.touch(rid)  # other clients of a team ledger learn of the move
                     moved.append(rid)
             return moved, ctx, self._bump(conn)
 
@@ -728,6 +836,18 @@ def statements_many(texts: list[tuple[str, float]], *, commit: bool = False
                              f"note:{r.kind}" if r.note else ""))
         out.append((keep, skipped))
     return out
+
+
+def writer_name() -> str:
+    """Who writes: "user@machine" (`MEMSTRATA_AUTHOR` overrides it)."""
+    name = os.environ.get("MEMSTRATA_AUTHOR", "").strip()
+    if name:
+        return name[:200]
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):
+        user = "unknown"
+    return f"{user}@{socket.gethostname() or 'localhost'}"
 
 
 def _create_space(conn: apsw.Connection, name: str, dim: int) -> None:

@@ -40,7 +40,7 @@ class IndexUpdate:
     valid_to: float | None
     retrievable: bool
     vector: np.ndarray | None = None
-    space: str | None = None  # set for rows new to the index
+    space: str | None = None  # set for rows new to the index (and rows that moved)
 
 
 class VectorIndex:
@@ -123,8 +123,11 @@ class VectorIndex:
                     self._ids[p] = u.id
                     self._vecs[p] = u.vector
                     self._space[p] = self.code(u.space or "global")
-                elif u.vector is not None:
-                    self._vecs[p] = u.vector
+                else:
+                    if u.vector is not None:
+                        self._vecs[p] = u.vector
+                    if u.space is not None:  # moved to another space
+                        self._space[p] = self.code(u.space)
                 self._vfrom[p] = u.valid_from
                 self._vto[p] = INF if u.valid_to is None else u.valid_to
                 self._ok[p] = u.retrievable

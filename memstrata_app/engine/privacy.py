@@ -88,7 +88,7 @@ class PrivacyOps:
     """Mixed into MemoryEngine: purge, flags and the checkpoint that empties the WAL."""
 
     if TYPE_CHECKING:  # provided by MemoryEngine
-        path: Path
+        path: Path | str
         _readers: Readers
 
         def _run_write(self, job: Callable[[apsw.Connection], tuple[Any, WriteContext, int]]
@@ -148,7 +148,13 @@ class PrivacyOps:
 
     def checkpoint(self, attempts: int = 20) -> bool:
         """Copy the write-ahead log into the ledger file and truncate it to zero bytes, so
-        no old page stays in it. False when readers kept it busy through every attempt."""
+        no old page stays in it. False when readers kept it busy through every attempt.
+        On a team ledger (PostgreSQL): VACUUM the tables, so the purged rows' old versions
+        are removed from them (PostgreSQL's own WAL and backups are the server's to keep)."""
+        if isinstance(self.path, str):
+            from .store_pg import vacuum
+
+            return vacuum(self._readers)  # type: ignore[arg-type]
         try:
             conn = connect(self.path)
         except EngineError as e:

@@ -19,7 +19,7 @@ ORDERS = {
 def where(flt: LedgerFilter | None) -> tuple[str, list[Any]]:
     """SQL WHERE clause and parameters for a ledger filter."""
     if flt is None:
-        return "1", []
+        return "1=1", []
     parts: list[str] = []
     params: list[Any] = []
     if flt.statuses:
@@ -46,7 +46,7 @@ def where(flt: LedgerFilter | None) -> tuple[str, list[Any]]:
         parts.append("valid_from <= ? AND (valid_to IS NULL OR ? < valid_to)"
                      " AND status NOT IN ('quarantined', 'rejected')")
         params += [t, t]
-    return (" AND ".join(parts) or "1"), params
+    return (" AND ".join(parts) or "1=1"), params
 
 
 def list_assertions(readers: Readers, flt: LedgerFilter | None, offset: int, limit: int,
@@ -97,9 +97,10 @@ def key_entries(readers: Readers, search: str | None, limit: int
     """(subject, relation, context, space) of keys, the most recently written first."""
     like = f"%{(search or '').lower()}%"
     rows = readers.query(
-        "SELECT subject, relation, COALESCE(context, ''), space, max(id) AS last FROM assertions"
-        " WHERE key IS NOT NULL AND status != 'rejected' AND (subject_norm LIKE ? OR"
-        " relation_norm LIKE ? OR context LIKE ?) GROUP BY key ORDER BY last DESC LIMIT ?",
+        "SELECT a.subject, a.relation, COALESCE(a.context, ''), a.space FROM"
+        " (SELECT max(id) AS last FROM assertions WHERE key IS NOT NULL AND status != 'rejected'"
+        " AND (subject_norm LIKE ? OR relation_norm LIKE ? OR context LIKE ?) GROUP BY key) m"
+        " JOIN assertions a ON a.id = m.last ORDER BY m.last DESC LIMIT ?",
         (like, like, like, int(limit)))
     return [(r[0], r[1], r[2], r[3]) for r in rows]
 

@@ -43,7 +43,7 @@ CHECKPOINT_PAGES = 2000  # ~8 MiB of WAL: hand a checkpoint to the background th
 COLUMNS = (
     "id, kind, subject, relation, object, subject_norm, relation_norm, object_norm, key, text, "
     "source, method, confidence, status, recorded_at, retired_at, valid_from, valid_to, "
-    "superseded_by, reason, reinforced, context, space"
+    "superseded_by, reason, reinforced, context, space, author"
 )
 
 MIGRATIONS: list[str] = [
@@ -98,6 +98,10 @@ MIGRATIONS: list[str] = [
     ALTER TABLE assertions ADD COLUMN space TEXT NOT NULL DEFAULT 'global';
     CREATE INDEX ix_assertions_space ON assertions(space);
     """,
+    # v5: who wrote each row ("user@machine"), as a team ledger records it
+    """
+    ALTER TABLE assertions ADD COLUMN author TEXT;
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -110,7 +114,7 @@ def row_to_assertion(r: tuple[Any, ...]) -> Assertion:
         recorded_at=from_ts(r[14]), retired_at=from_ts(r[15]),  # type: ignore[arg-type]
         valid_from=from_ts(r[16]), valid_to=from_ts(r[17]),  # type: ignore[arg-type]
         superseded_by=AssertionId(r[18]) if r[18] is not None else None,
-        reason=r[19], reinforced=r[20], context=r[21], space=r[22],
+        reason=r[19], reinforced=r[20], context=r[21], space=r[22], author=r[23],
     )
 
 
@@ -331,6 +335,7 @@ class Writer:
     _STOP = object()
     _VERIFY = object()
     read_only = False
+    incremental = False  # readers of another process reload the index (no change feed)
 
     def __init__(self, path: Path, health: Health | None = None, *, verify: bool = True):
         self.path = path
@@ -464,6 +469,9 @@ class Writer:
             log.info("final checkpoint skipped: %s", e)
         conn.close()
 
+    def record_changes(self, conn: apsw.Connection, ids: list[int], gen: int) -> None:
+        """A team ledger's change feed (store_pg.py); one file needs none."""
+
     def check(self) -> None:
         """A write is coming: raise now if it is known to be refused, else start the file
         check (once) so it runs while the caller prepares the write."""
@@ -498,6 +506,7 @@ class ReadOnlyWriter:
     """Stands in for the Writer on a read-only ledger: every write raises StoreReadOnly."""
 
     read_only = True
+    incremental = False
 
     def __init__(self, path: Path, reason: str):
         self.path = path
@@ -505,6 +514,9 @@ class ReadOnlyWriter:
 
     def error(self) -> StoreReadOnly:
         return StoreReadOnly(read_only_message(self.path, self.reason), self.reason)
+
+    def record_changes(self, conn: apsw.Connection, ids: list[int], gen: int) -> None:
+        pass
 
     def check(self) -> None:
         raise self.error()

@@ -91,6 +91,7 @@ class Assertion:
     reinforced: int
     context: str | None = None  # the key's context qualifiers ("prod", "rev b"), if any
     space: str = "global"  # the project it belongs to ("global": meant for every project)
+    author: str | None = None  # who wrote the row: "user@machine" (None: written before v5)
 
     def valid_at(self, t: datetime) -> bool:
         return self.valid_from <= t and (self.valid_to is None or t < self.valid_to)

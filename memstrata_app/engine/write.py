@@ -76,6 +76,7 @@ class WriteContext:
     vocabulary: dict[str, Cardinality]
     updates: list[IndexUpdate] = field(default_factory=list)
     space: str = GLOBAL  # the space this job writes to
+    author: str | None = None  # who writes: "user@machine"
 
     def q(self, sql: str, params: tuple = ()) -> list[tuple]:
         return self.conn.execute(sql, params).fetchall()
@@ -90,19 +91,22 @@ class WriteContext:
 def insert_row(ctx: WriteContext, *, kind: str, text: str, text_hash: str, source: str,
                method: str, confidence: float, status: Status, valid_from: float,
                valid_to: float | None, vector: np.ndarray, triple: Triple | None = None,
-               superseded_by: int | None = None, reason: str | None = None) -> AssertionId:
+               superseded_by: int | None = None, reason: str | None = None,
+               author: str | None = None) -> AssertionId:
     t = triple
+    if t is not None and t.key:
+        lock_key(ctx, t.key)
     ctx.conn.execute(
         "INSERT INTO assertions(kind, subject, relation, object, subject_norm, relation_norm,"
         " object_norm, key, text, text_hash, source, method, confidence, status, recorded_at,"
         " retired_at, valid_from, valid_to, superseded_by, reason, reinforced, last_seen_at,"
-        " context, space) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,0,?,?,?)",
+        " context, space, author) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,0,?,?,?,?)",
         (kind, t and t.subject, t and t.relation, t and t.object, t and t.subject_norm,
          t and t.relation_norm, t and t.object_norm, t and t.key, text, text_hash, source,
          method, confidence, status.value, ctx.now,
          ctx.now if status in (Status.SUPERSEDED, Status.RETRACTED) else None,
          valid_from, valid_to, superseded_by, reason, ctx.now, (t and t.context) or None,
-         t.space if t is not None else ctx.space),
+         t.space if t is not None else ctx.space, author or ctx.author),
     )
     row_id = ctx.conn.last_insert_rowid()
     ctx.conn.execute("INSERT INTO vectors(rowid, embedding) VALUES (?, ?)",
@@ -155,8 +159,18 @@ def key_subject(q: Callable[[str, tuple], list[tuple]], subject_norm: str,
     return resolve_subject(q, subject_norm, space)
 
 
+def lock_key(ctx: WriteContext, key: str) -> None:
+    """Hold `key` until this write commits, where other writers share the ledger (a team
+    ledger on PostgreSQL: store_pg.py); SQLite's one writer holds the whole file already."""
+    lock = getattr(ctx.conn, "lock_key", None)
+    if lock is not None:
+        lock(key)
+
+
 def key_rows(ctx: WriteContext, key: str) -> list[tuple[int, float, float | None, str, str]]:
-    """(id, valid_from, valid_to, object_norm, status) of a key's history, oldest first."""
+    """(id, valid_from, valid_to, object_norm, status) of a key's history, oldest first.
+    The key is locked first: what is read here decides what a statement retires."""
+    lock_key(ctx, key)
     return ctx.q(
         f"SELECT id, valid_from, valid_to, object_norm, status FROM assertions"
         f" WHERE key=? AND {CHAIN} ORDER BY valid_from, id", (key,))
@@ -214,6 +228,7 @@ def _successor(ctx: WriteContext, row_id: int) -> int | None:
 
 def apply_multi(ctx: WriteContext, tr: Triple, t: float, place: PlaceFn) -> IngestAction:
     """Multi-valued key: a new object joins the others; the same object is reinforced."""
+    lock_key(ctx, tr.key)
     same = ctx.q(
         f"SELECT id, valid_from FROM assertions WHERE key=? AND object_norm=? AND {CHAIN}"
         " AND valid_to IS NULL ORDER BY id LIMIT 1", (tr.key, tr.object_norm))
@@ -275,10 +290,15 @@ def would_close(ctx: WriteContext, tr: Triple, t: float, removal: bool) -> list[
 def other_contexts(ctx: WriteContext, tr: Triple, t: float) -> list[tuple[int, str]]:
     """(id, context) of the values valid at `t` for the same subject and relation in other
     contexts than `tr`'s, holding another value: what "… everywhere now" would reach."""
-    rows = ctx.q(
-        "SELECT id, COALESCE(context, ''), object_norm, key FROM assertions WHERE"
-        " subject_norm=? AND relation_norm=? AND status='active' AND valid_from <= ?"
-        " AND +space=?", (tr.subject_norm, tr.relation_norm, t, tr.space))
+    sql = ("SELECT id, COALESCE(context, ''), object_norm, key FROM assertions WHERE"
+           " subject_norm=? AND relation_norm=? AND status='active' AND valid_from <= ?"
+           " AND +space=?")
+    args = (tr.subject_norm, tr.relation_norm, t, tr.space)
+    rows = ctx.q(sql, args)
+    if rows and getattr(ctx.conn, "lock_key", None) is not None:
+        for key in sorted({r[3] for r in rows}):
+            lock_key(ctx, key)
+        rows = ctx.q(sql, args)  # as they stand now that no one else may change them
     return [(r[0], r[1]) for r in rows if r[3] != tr.key and r[2] != tr.object_norm]
 
 

@@ -366,8 +366,9 @@ class WriteOps:
                        cancel: threading.Event | None = None,
                        space: str | None = None,
                        summary: dict[str, int] | None = None) -> int:
-        """Restore exported rows. Into an empty ledger: exactly (statuses, times, chains).
-        Into a non-empty one: each standing record whose sentence the space does not hold
+        """Restore exported rows. Into spaces that hold nothing yet (an empty ledger, or a
+        space pushed to a team ledger): exactly (statuses, times, chains, authors).
+        Into a space that holds rows: each standing record whose sentence the space does not hold
         yet is replayed through the write path (so importing the same export twice adds
         nothing); retracted records are not brought back. Rows keep their space unless
         `space` names the one to import into. Returns the records written or replayed;
@@ -388,7 +389,9 @@ class WriteOps:
             if n:
                 tally[what] = tally.get(what, 0) + n
 
-        if self.count_assertions() > 0:
+        occupied = {str(r[0]) for r in self._readers.query(
+            "SELECT DISTINCT space FROM assertions")}
+        if occupied & {r["space"] for r in recs}:
             held = {(h, sp) for h, sp in self._readers.query(
                 "SELECT text_hash, space FROM assertions")}
             standing, seen = [], set()
@@ -430,7 +433,7 @@ class WriteOps:
                     status=Status(r.get("status", "plain")),
                     valid_from=_ts(r.get("valid_from")) or ctx.now,
                     valid_to=_ts(r.get("valid_to")), vector=v, triple=tr,
-                    reason=r.get("reason"))
+                    reason=r.get("reason"), author=r.get("author") or None)
                 id_map[int(r.get("id", new))] = new
                 flag_secret_rows(ctx.conn, [new], ctx.now)
             for r in recs:

@@ -99,7 +99,7 @@ def test_an_older_ledger_migrates_into_the_global_space(tmp_path, local_embedder
         eng.ingest("The API port is 3000.", at=day(0))
     conn = apsw.Connection(str(path))
     conn.execute("DROP INDEX ix_assertions_space; ALTER TABLE assertions DROP COLUMN space;"
-                 " PRAGMA user_version=3")
+                 " ALTER TABLE assertions DROP COLUMN author; PRAGMA user_version=3")
     conn.close()
     with MemoryEngine.open(path, embedder=local_embedder) as eng:
         assert eng.spaces() == {"global": {"total": 1, "current": 1}}
