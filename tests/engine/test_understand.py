@@ -228,3 +228,25 @@ def test_an_abbreviated_subject_finds_its_slot(engine):
                            at=day(1)).actions
     assert act.action is Action.SUPERSEDED
     assert "the auth service runs on port 8080 in staging" not in active_texts(engine)
+
+
+@pytest.mark.parametrize("said", [
+    "heads up, moved the API to 8080 because of the proxy",
+    "bumped the API to 8080",
+    "we moved the API to port 8080",
+])
+def test_a_change_of_the_api_retires_its_port(engine, said):
+    """The verb before "the API" is not a component name ("moved API"), and "to port 8080"
+    names the attribute with the value."""
+    engine.ingest("The API port is 3000.", at=day(0))
+    act = engine.ingest(said, at=day(1)).actions[0]
+    assert (act.action, act.relation, act.object, act.context) == (
+        Action.SUPERSEDED, "port", "8080", None)
+    assert active_texts(engine) == {said}
+
+
+def test_a_version_is_not_the_port_it_resembles(engine):
+    engine.ingest("The API port is 3000.", at=day(0))
+    act = engine.ingest("bumped the API to version 2.1", at=day(1)).actions[0]
+    assert (act.action, act.relation, act.object) == (Action.NOVEL, "version", "2.1")
+    assert "The API port is 3000." in active_texts(engine)

@@ -123,6 +123,11 @@ def _one_claim(text: str, doc: Any, at: datetime) -> list[Extraction]:
     return frame_extraction(text)
 
 
+# "to port 8080", "to version 2.1": an attribute word said with the new value
+_NAMED_ATTRIBUTE = {"port": "port", "version": "version", "timeout": "timeout", "ttl": "ttl",
+                    "replicas": "replicas"}
+
+
 def _from_change(ch: Change, text: str) -> list[Extraction]:
     new = strip_wrapping(ch.new)
     old = strip_wrapping(ch.old) if ch.old else None
@@ -142,6 +147,13 @@ def _from_change(ch: Change, text: str) -> list[Extraction]:
     thing = ch.thing
     context = ""
     nv = NAME_VER.match(new)
+    attr = nv and _NAMED_ATTRIBUTE.get(nv.group("name").lower())
+    if nv and attr and thing and not ch.relation:
+        # "moved the API to port 8080": the attribute is named with the value
+        subject = re.sub(r"^(?:the|our|a|an)\s+", "", strip_wrapping(thing), flags=_I)
+        return [Extraction(subject=subject, relation=attr, object=nv.group("ver"),
+                           sentence=text, confidence=0.85, method=ch.method,
+                           old_object=old, rollback=ch.rollback)]
     if nv and (not thing or COMPONENT_HEAD.search(thing.lower())) and (
             old is None or VERSION_RE.match(old)):
         # "the auth service was upgraded to requests 2.0.0": the library is the subject,
@@ -172,7 +184,8 @@ def _from_change(ch: Change, text: str) -> list[Extraction]:
 
 
 _LEAD_COMPONENT = re.compile(
-    r"^(?:the\s+|our\s+)?(?P<c>(?:[`'\"]?[\w.\-]+[`'\"]?\s+){1,2}(?:service|svc|api|app|worker|"
+    r"^(?:the\s+|our\s+)?(?P<c>(?:(?!(?:the|a|an|our|my|their|to|from|and|or)\b)[`'\"]?"
+    r"[\w.\-]+[`'\"]?\s+){1,2}(?:service|svc|api|app|worker|"
     r"backend|frontend|server|pipeline|module|package|repo|project|job|gateway|microservice|"
     r"lambda|function|bot|cli|sdk|plugin|client|daemon|consumer|producer))\b(?!\s+(?:port|url|"
     r"host|version|name|owner|timeout|is\s+(?:called|named)))",

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from ..normalize import normalize_object
+from ..vocabulary import DEFAULT_VOCABULARY
 from ..write import Triple, make_key
 
 Query = Callable[[str, tuple], list[tuple]]
@@ -228,6 +229,13 @@ def _kinds_agree(a: str, b: str, relations: tuple[str, ...], key_words: set[str]
     return False
 
 
+def _distinct_relations(a: str, b: str) -> bool:
+    """Two named attributes of the vocabulary ("port", "version") are two slots, however
+    alike their values look: "bumped the API to version 2.1" is not the API's port."""
+    return (a != b and "value" not in (a, b) and a in DEFAULT_VOCABULARY
+            and b in DEFAULT_VOCABULARY)
+
+
 def alias(q: Query, tr: Triple) -> Resolution:
     """A change stated in other words ("orders api moved to 8085" after "the orders api
     listens on 8080 in docker-compose"): the one active single-valued key in this context
@@ -252,6 +260,7 @@ def alias(q: Query, tr: Triple) -> Resolution:
             if mine <= (words(r[2]) | words(r[4].replace("_", " ")))
             and not _OTHER_VALUE.search(r[2])
             and r[4] not in _MULTI_HINT
+            and not _distinct_relations(r[4], tr.relation_norm)
             and _kinds_agree(r[5], tr.object_norm, (r[4], tr.relation_norm),
                              words(r[2]) | words(r[4].replace("_", " ")))]
     same = [r for r in fits if r[6] == tr.context]
