@@ -247,3 +247,50 @@ def test_read_your_write_needs_no_round_trip_for_the_generation(pg_engine):
     assert top_texts(pg_engine, "log level", k=1) == ["The log level is debug."]
     pg_engine.ingest("The log level is info.", at=day(1))
     assert top_texts(pg_engine, "log level", k=2) == ["The log level is info."]
+
+
+WRITER = """
+import sys
+from datetime import UTC, datetime, timedelta
+from memstrata_app.engine import MemoryEngine
+dsn, who = sys.argv[1], sys.argv[2]
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+with MemoryEngine.open(dsn, embedder="local") as eng:
+    for i, line in enumerate(sys.stdin.read().splitlines()):
+        day, text = line.split("|", 1)
+        eng.ingest(text, source="chat", at=T0 + timedelta(days=int(day)))
+"""
+
+
+@pytest.mark.slow
+def test_three_processes_writing_at_once_keep_the_invariant_and_their_authors(pg_dsn,
+                                                                             local_embedder):
+    """Three OS processes (three 'machines': own interpreter, own connections, own author)
+    write the same keys at once; the ledger keeps one value per key at every instant and
+    every row says which of them wrote it."""
+    import os
+    import random
+    import subprocess
+    import sys
+
+    with MemoryEngine.open(pg_dsn, embedder=local_embedder):
+        pass  # the schema and vector space exist before the writers race
+    rng = random.Random(5)
+    procs = []
+    for who in ("ana@laptop", "ben@desktop", "cy@ci-runner"):
+        lines = "\n".join(f"{rng.randint(0, 30)}|The {rng.choice(SUBJECTS)} port is "
+                          f"{rng.choice(VALUES)}." for _ in range(15))
+        env = {**os.environ, "MEMSTRATA_AUTHOR": who, "HF_HUB_OFFLINE": "1"}
+        p = subprocess.Popen([sys.executable, "-c", WRITER, pg_dsn, who], env=env,
+                             stdin=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        p.stdin.write(lines)
+        p.stdin.close()
+        procs.append(p)
+    for p in procs:
+        assert p.wait(timeout=600) == 0, p.stderr.read()
+    with MemoryEngine.open(pg_dsn, embedder=local_embedder) as eng:
+        check_invariant(eng)
+        rows = eng.list_assertions(limit=1000)
+        assert {r.author for r in rows} == {"ana@laptop", "ben@desktop", "cy@ci-runner"}
+        for subj in SUBJECTS:
+            assert sum(r.status is Status.ACTIVE for r in eng.history(subj, "port")) == 1
