@@ -508,11 +508,12 @@ def fmt_time(t: Any) -> str:
     return "…" if t is None else t.strftime("%Y-%m-%d %H:%M")
 
 
-def fmt_row(a: Any) -> str:
+def fmt_row(a: Any, author: bool = False) -> str:
     triple = (f"({a.subject} · {a.relation} · {a.object})" if a.subject else "(plain fact)")
     where = f"  [{a.space}]" if getattr(a, "space", "global") != "global" else ""
+    who = f"  by {a.author}" if author and getattr(a, "author", None) else ""
     return (f"#{a.id:<6} {a.status.value:<11} {fmt_time(a.valid_from)} → {fmt_time(a.valid_to)}"
-            f"  {triple}{where}\n        “{a.text}”")
+            f"  {triple}{where}{who}\n        “{a.text}”")
 
 
 # --- commands ------------------------------------------------------------------------------
@@ -842,8 +843,9 @@ def cmd_history(args: argparse.Namespace) -> int:
     if not chain:
         where = f" in the space {space}" if space else ""
         print(f"no history for ({args.subject}, {args.relation}){where}")
+    several = len({a.author for a in chain if a.author}) > 1  # who changed it, when it matters
     for a in chain:
-        print(fmt_row(a))
+        print(fmt_row(a, author=several))
     return 0
 
 
