@@ -1,10 +1,12 @@
 """Build a realistic ledger in a temp dir, open the app on it and save a PNG of each view.
 
 Run under a display (e.g. `xvfb-run -a -s "-screen 0 1920x1080x24" python scripts/screenshots.py`);
-PNGs go to docs/screenshots/: the ledger at 1920×1080 and 800×600 in the light and dark themes,
-the other views at 1920×1080 (light, the timeline in dark too), the first-run empty state, the tray
-and the settings dialog. The ledger is made of two chat stories from the bench (ordinary statements
-as people type them, at the times they were said) in the spaces "backend" and "firmware".
+PNGs go to docs/screenshots/: every view (the first-run empty state, ledger, timeline, review,
+query, ingest, latency and the settings dialog) at 1920×1080 and at 800×600, in the light and the
+dark theme (`review.png`, `review_dark.png`, `review_800.png`, `review_800_dark.png`, …), and the
+tray. `--home DIR` keeps the seeded ledger in DIR and reuses it on the next run. The ledger is
+made of two chat stories from the bench (ordinary statements as people type them, at the times
+they were said) in the spaces "backend" and "firmware".
 """
 
 from __future__ import annotations
@@ -133,12 +135,27 @@ def tray_sheet(win: Any) -> Any:
     return sheet
 
 
+VARIANTS = (("", "light", (1920, 1080)), ("_dark", "dark", (1920, 1080)),
+            ("_800", "light", (800, 600)), ("_800_dark", "dark", (800, 600)))
+
+
 def theme(app: Any, win: Any, name: str, size: tuple[int, int]) -> None:
     from memstrata_app.gui.style import apply_theme
 
     apply_theme(app, name)
     win.resize(*size)
     wait(app, lambda: True)
+
+
+def variants(app: Any, win: Any, view: str, prepare: Callable[[], None] | None = None) -> None:
+    """Save `view` (the file's stem) at 1920×1080 and 800×600, light and dark."""
+    for suffix, name, size in VARIANTS:
+        theme(app, win, name, size)
+        if prepare is not None:
+            prepare()
+            wait(app, lambda: True)
+        save(win, f"{view}{suffix}.png")
+    theme(app, win, "light", (1920, 1080))
 
 
 def pick_superseded(ledger: Any) -> int:
@@ -152,9 +169,11 @@ def pick_superseded(ledger: Any) -> int:
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--out", type=Path, default=OUT)
+    p.add_argument("--home", type=Path, help="reuse this data folder (seeded on first use)")
     args = p.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(message)s")
-    home = Path(tempfile.mkdtemp(prefix="memstrata-shots-"))
+    home = args.home or Path(tempfile.mkdtemp(prefix="memstrata-shots-"))
+    home.mkdir(parents=True, exist_ok=True)
     os.environ["MEMSTRATA_HOME"] = str(home)
     args.out.mkdir(parents=True, exist_ok=True)
     globals()["OUT"] = args.out
@@ -175,16 +194,18 @@ def main() -> int:
     settings.set("start_endpoint", False)
 
     # the first run: an empty ledger says how to add facts
+    (home / "empty.db").unlink(missing_ok=True)
     client = EngineClient.for_path(home / "empty.db", embedder="local")
     empty = MainWindow(AppState(client, settings), tray_available=False)
-    empty.resize(1280, 800)
+    empty.resize(1920, 1080)
     empty.show()
     wait(app, lambda: empty.ledger.stack.currentWidget() is empty.ledger.empty_hint, 60)
-    save(empty, "empty.png")
+    variants(app, empty, "empty")
     empty.shutdown()
     empty.hide()
 
-    seed(db)
+    if not db.exists():
+        seed(db)
     client = EngineClient.for_path(db, embedder="local")
     win = MainWindow(AppState(client, settings), tray_available=False)
     win.resize(1920, 1080)
@@ -196,51 +217,53 @@ def main() -> int:
         wait(app, lambda: client.pending == 0)
         time.sleep(0.1)
     upstream = start_endpoint(app, win)
+    settle = time.monotonic() + 2.0  # the endpoint's writes reach the views within a second
+    wait(app, lambda: time.monotonic() > settle and client.pending == 0)
 
     ledger = win.ledger
     row = pick_superseded(ledger)
     ledger.select_row(row)
     wait(app, lambda: ledger.detail.chain.count() > 0)
     picked = ledger.model.assertion(row)
-    for name, size in (("light", (1920, 1080)), ("dark", (1920, 1080)),
-                       ("light", (800, 600)), ("dark", (800, 600))):
-        theme(app, win, name, size)
-        ledger.table.scrollTo(ledger.model.index(row, 0))
-        wait(app, lambda: True)
-        small = "_800" if size[0] == 800 else ""
-        save(win, f"ledger{small}{'_dark' if name == 'dark' else ''}.png")
-    theme(app, win, "light", (1920, 1080))
+    variants(app, win, "ledger",
+             lambda: ledger.table.scrollTo(ledger.model.index(row, 0)))
 
     win.state.pick_key(picked.subject, picked.relation, getattr(picked, "space", None))
     wait(app, lambda: len(win.timeline.canvas.rows) >= 2)
     t = picked.valid_from + (picked.valid_to - picked.valid_from) / 2
     win.asof.set_time(t)
     wait(app, lambda: win.state.as_of == t and "as of" in win.timeline.caption.text())
-    save(win, "timeline.png")
-    theme(app, win, "dark", (1920, 1080))
-    save(win, "timeline_dark.png")
-    theme(app, win, "light", (1920, 1080))
+    variants(app, win, "timeline",
+             lambda: win.timeline.keys.scrollToItem(win.timeline.keys.currentItem())
+             if win.timeline.keys.currentItem() is not None else None)
     win.asof.go_now()
     wait(app, lambda: win.state.as_of is None)
 
     win.show_view("review")
     wait(app, lambda: bool(win.review.rows))
-    win.review.table.selectRow(0)
-    wait(app, lambda: True)
-    save(win, "review.png")
+    for i in range(len(win.review.rows)):  # the first row that approving would retire from
+        loaded: list[int] = []
+        win.review.retires_loaded.connect(loaded.append)
+        win.review.table.clearSelection()
+        win.review.table.selectRow(i)
+        wait(app, lambda loaded=loaded: bool(loaded))
+        win.review.retires_loaded.disconnect(loaded.append)
+        if loaded[-1] > 0:
+            break
+    variants(app, win, "review")
 
     win.show_view("query")
     win.query.question.setText(QUERIES[0])
     win.query.run()
     wait(app, lambda: bool(win.query.hits))
-    save(win, "query.png")
+    variants(app, win, "query")
 
     win.show_view("ingest")
     win.ingest.text.setPlainText("prod Postgres is 16.3 on RDS now.\n"
                                  "From Monday the release branch is cut on Thursdays.")
     win.ingest.submit_text()
     wait(app, lambda: win.ingest.results.count() >= 2)
-    save(win, "ingest.png")
+    variants(app, win, "ingest")
 
     win.show_view("latency")
     wait(app, lambda: win.latency is not None and win.latency.point_count("retrieve") > 10)
@@ -248,19 +271,23 @@ def main() -> int:
         win.latency.series.setCurrentText("endpoint.total")
     win.latency.redraw()
     wait(app, lambda: True)
-    save(win, "latency.png")
+    variants(app, win, "latency", win.latency.redraw)
 
     save(tray_sheet(win), "tray.png")
 
-    dlg = SettingsDialog(settings, win)
-    dlg.resize(900, 760)
-    dlg.show()
-    dlg.set_value("endpoint_port", "80")
-    dlg.set_value("ollama_url", "localhost:11434")
-    dlg.save()
-    wait(app, lambda: bool(dlg.message.text()))
-    save(dlg, "settings.png")
-    dlg.reject()
+    for suffix, name, size in VARIANTS:
+        apply_theme(app, name)
+        dlg = SettingsDialog(settings, win)
+        if size[0] == 800:  # the dialog sizes itself to its content on a large screen
+            dlg.resize(780, 560)
+        dlg.show()
+        dlg.set_value("endpoint_port", "80")
+        dlg.set_value("ollama_url", "localhost:11434")
+        dlg.save()
+        wait(app, lambda dlg=dlg: bool(dlg.message.text()))
+        save(dlg, f"settings{suffix}.png")
+        dlg.reject()
+    apply_theme(app, "light")
 
     win.shutdown()
     if upstream is not None:

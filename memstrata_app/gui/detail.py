@@ -69,13 +69,13 @@ class DetailPane(QWidget):
         self.chain.itemActivated.connect(self._on_chain_activated)
         self.timeline_button = QPushButton("Show in &timeline")
         self.timeline_button.clicked.connect(self._show_timeline)
-        self.forget_button = QPushButton("&Forget…")
+        self.forget_button = QPushButton("For&get…")
         self.forget_button.clicked.connect(self._forget)
         self.purge_button = QPushButton("P&urge…")
         self.purge_button.setToolTip("Erase this sentence and its vector from the ledger file "
                                      "(irreversible); a tombstone keeps the key and interval")
         self.purge_button.clicked.connect(self._purge)
-        self.move_button = QPushButton("&Move to space…")
+        self.move_button = QPushButton("Move to s&pace…")
         self.move_button.setObjectName("move_button")
         self.move_button.setToolTip("Move this fact, with its earlier values, to another space "
                                     "(project), or to the global space for every project")
@@ -93,14 +93,20 @@ class DetailPane(QWidget):
         body.addWidget(self.sentence)
         body.addLayout(form)
         body.addWidget(heading("Chain (oldest first)"))
-        self.chain.setMinimumHeight(90)
-        body.addWidget(self.chain, 1)
+        body.addWidget(self.chain)
         body.addLayout(buttons)
+        body.addStretch(1)  # the buttons follow the chain; spare room goes below them
         layout = QVBoxLayout(self)
         layout.addWidget(self.placeholder)
         layout.addWidget(self.body, 1)
         layout.addStretch(0)
+        self._fit_chain()
         self.show_assertion(None)
+
+    def focus_chain(self) -> list[QWidget]:
+        """Its controls in Tab order: the chain, then the buttons row by row."""
+        return [self.chain, self.timeline_button, self.move_button, self.forget_button,
+                self.purge_button]
 
     def show_assertion(self, a: Any) -> None:
         """Fill the pane from `a` (an Assertion, or None to clear) and load its chain."""
@@ -156,7 +162,7 @@ class DetailPane(QWidget):
     def _forget_tip(a: Any, forgettable: bool) -> str:
         """Why Forget is off (a disabled button shows its tooltip), or what it does."""
         if forgettable:
-            return "Retract this row: it stays in the ledger for audit only (Alt+F)"
+            return "Retract this row: it stays in the ledger for audit only (Alt+G)"
         if a is None:
             return "Select a row to forget it"
         why = {"superseded": "it is already superseded (no longer retrieved)",
@@ -182,7 +188,15 @@ class DetailPane(QWidget):
                 font.setBold(True)
                 item.setFont(font)
             self.chain.addItem(item)
+        self._fit_chain()
         self.chain_loaded.emit(len(rows))
+
+    def _fit_chain(self) -> None:
+        """The chain as tall as its values (3 to 12 lines): no tall empty box under a short
+        chain, no scrolling for an ordinary one."""
+        row = max(self.chain.sizeHintForRow(0), 16) if self.chain.count() else 18
+        n = max(3, min(12, self.chain.count()))
+        self.chain.setFixedHeight(n * row + 2 * self.chain.frameWidth() + 4)
 
     def _on_chain_activated(self, item: QListWidgetItem) -> None:
         self.chain_row_picked.emit(int(item.data(CHAIN_ID_ROLE)))

@@ -9,7 +9,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QCheckBox,
     QDateTimeEdit,
@@ -27,7 +28,7 @@ from PySide6.QtWidgets import (
 
 from ..understood import by_sentence, render, retired_values, summary_line
 from .state import AppState
-from .style import from_qdatetime, heading, muted, status_color, to_qdatetime
+from .style import from_qdatetime, heading, muted, themed_status_color, to_qdatetime
 from .worker import Operation
 
 log = logging.getLogger(__name__)
@@ -68,6 +69,7 @@ class IngestView(QWidget):
         self._job: Operation | None = None
         self.text = QPlainTextEdit()
         self.text.setObjectName("ingest_text")
+        self.text.setTabChangesFocus(True)  # Tab moves on; a statement needs no tab character
         self.text.setPlaceholderText("The api-gateway listens on port 8443.\n"
                                      "From 1 March the rate limit is 500 requests per minute.")
         self.source = QLineEdit("app")
@@ -79,20 +81,26 @@ class IngestView(QWidget):
         self.at.setDisplayFormat("yyyy-MM-dd HH:mm")
         self.at.setEnabled(False)
         self.now.toggled.connect(lambda on: self.at.setEnabled(not on))
-        self.remember = QPushButton("Remember")
+        self.remember = QPushButton("&Remember")
         self.remember.setDefault(True)
+        self.remember.setToolTip("Store what is typed above (Ctrl+Enter)")
+        send = QShortcut(QKeySequence("Ctrl+Return"), self.text, self.submit_text)
+        send.setContext(Qt.ShortcutContext.WidgetShortcut)
         self.remember.clicked.connect(self.submit_text)
         row = QHBoxLayout()
-        row.addWidget(QLabel("Source:"))
+        source_label, at_label = QLabel("S&ource:"), QLabel("Said a&t:")
+        source_label.setBuddy(self.source)
+        at_label.setBuddy(self.now)
+        row.addWidget(source_label)
         row.addWidget(self.source)
-        row.addWidget(QLabel("Said at:"))
+        row.addWidget(at_label)
         row.addWidget(self.now)
         row.addWidget(self.at)
         row.addStretch(1)
         row.addWidget(self.remember)
         self.results = QListWidget()
         self.results.setObjectName("ingest_results")
-        self.import_button = QPushButton("Import file…")
+        self.import_button = QPushButton("&Import file…")
         self.import_button.clicked.connect(self._pick_file)
         self.progress = QProgressBar()
         self.progress.setObjectName("import_progress")
@@ -116,6 +124,11 @@ class IngestView(QWidget):
                                "{\"text\": …, \"at\": ISO time}. Runs in the background."))
         layout.addLayout(bulk)
         layout.addWidget(self.import_status)
+
+    def focus_chain(self) -> list[QWidget]:
+        """Its controls in Tab order: the text, source, time, Remember, results, import."""
+        return [self.text, self.source, self.now, self.at, self.remember, self.results,
+                self.import_button, self.cancel_button]
 
     def submit_text(self) -> None:
         text = self.text.toPlainText().strip()
@@ -150,7 +163,7 @@ class IngestView(QWidget):
         for o in reversed(outcomes):
             self.results.insertItem(0, summary_line(o, old_values=old_values))
             item = self.results.item(0)
-            item.setForeground(status_color(ACTION_COLOURS.get(o.action, "superseded")))
+            item.setForeground(themed_status_color(ACTION_COLOURS.get(o.action, "superseded")))
             detail = "\n".join(render([o], old_values=old_values))
             item.setToolTip(f"<pre>{html.escape(detail)}</pre>")  # the CLI's aligned lines
         if not outcomes:

@@ -74,7 +74,9 @@ class LatencyView(QWidget):
         self.stats = QLabel()
         self.stats.setObjectName("latency_stats")
         top = QHBoxLayout()
-        top.addWidget(QLabel("Series:"))
+        series_label = QLabel("S&eries:")
+        series_label.setBuddy(self.series)
+        top.addWidget(series_label)
         top.addWidget(self.series)
         top.addWidget(self.stats, 1)
         self.plot = pg.PlotWidget(axisItems={"bottom": ClockAxis("bottom")})
@@ -104,13 +106,17 @@ class LatencyView(QWidget):
         self.summary.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         header = self.summary.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
-        self.summary.setColumnWidth(0, 220)  # the series name
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)  # the series name
         for col in range(1, len(SUMMARY_HEADERS)):  # the numbers: one even width each
             self.summary.setColumnWidth(col, 100)
         header.setStretchLastSection(False)
+        self.summary.setTabKeyNavigation(False)
+        self.summary.setAlternatingRowColors(True)  # a row reads across the wide name column
         self.summary.verticalHeader().setDefaultSectionSize(22)
         self.summary.setMinimumHeight(22 * (len(SERIES) + 1) + 8)
         self.summary.setMaximumHeight(22 * (len(SERIES) + 1) + 8)
+        for chart in (self.plot, self.hist):
+            chart.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # pictures; the summary has the numbers
         charts = QSplitter()
         charts.addWidget(self.plot)
         charts.addWidget(self.hist)
@@ -124,6 +130,10 @@ class LatencyView(QWidget):
         bridge.sample.connect(self._on_sample)
         self._apply_colors()
         self.redraw()
+
+    def focus_chain(self) -> list[QWidget]:
+        """Its controls in Tab order: the series picker, then the summary table."""
+        return [self.series, self.summary]
 
     def _apply_colors(self) -> None:
         """Chart background, axes and text from the palette (light or dark theme)."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import QItemSelection, Qt, QTimer
+from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -24,7 +25,7 @@ from PySide6.QtWidgets import (
 from .detail import DetailPane
 from .ledger_model import LedgerModel
 from .state import AppState
-from .style import STATUS_COLORS, accent_color, fmt_time
+from .style import STATUS_COLORS, accent_color, fmt_time, on_resize
 from .worker import Change
 
 FILTER_STATUSES = ("active", "superseded", "quarantined", "rejected", "plain", "retracted")
@@ -80,6 +81,9 @@ class LedgerView(QWidget):
         self.empty_hint.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.empty_hint.setTextFormat(Qt.TextFormat.RichText)
         self.empty_hint.setOpenExternalLinks(False)
+        self.empty_hint.setTextInteractionFlags(  # Tab reaches its links, Enter follows one
+            Qt.TextInteractionFlag.LinksAccessibleByMouse
+            | Qt.TextInteractionFlag.LinksAccessibleByKeyboard)
         self.empty_hint.linkActivated.connect(self._on_hint_link)
         self.empty_hint.setContentsMargins(24, 24, 24, 24)
 
@@ -93,12 +97,14 @@ class LedgerView(QWidget):
         self.table.verticalHeader().hide()
         self.table.verticalHeader().setDefaultSectionSize(22)
         self.table.setWordWrap(False)
+        self.table.setTabKeyNavigation(False)  # Tab leaves the table; the arrows move in it
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(4, QHeaderView.ResizeMode.Stretch)
         for col, width in ((0, 52), (1, 90), (2, SUBJECT_WIDTH), (3, 90), (5, 120), (6, 120),
                            (7, 120), (8, 70), (9, 50)):
             self.table.setColumnWidth(col, width)
         header.sortIndicatorChanged.connect(self._on_sort_indicator)
+        on_resize(self.table.viewport(), self._fit_columns)
         self._sort = (0, Qt.SortOrder.DescendingOrder)
         self.table.selectionModel().selectionChanged.connect(self._on_selection)
         self.table.doubleClicked.connect(self._open_timeline)
@@ -132,7 +138,10 @@ class LedgerView(QWidget):
         split.setStretchFactor(1, 1)
         split.setSizes([1000, 420])
         left.setMinimumWidth(300)
-        scroll.setMinimumWidth(240)
+        # never narrower than the pane's own minimum: it would be clipped, not wrapped
+        scroll.setMinimumWidth(self.detail.body.minimumSizeHint().width() + 24
+                               + scroll.verticalScrollBar().sizeHint().width() + 4)
+        self.detail_scroll = scroll
         self.split = split
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
@@ -147,6 +156,13 @@ class LedgerView(QWidget):
         state.space_changed.connect(self._on_space)
         state.client.changed.connect(self._on_changed)
         self._want_id: int | None = None
+
+    def focus_chain(self) -> list[QWidget]:
+        """Its controls in Tab order: search, pickers, status toggles, the first-run hint's
+        links, the table, then the detail pane."""
+        return [self.search, self.source, self.relation,
+                *self.status_buttons.values(), self.empty_hint, self.table,
+                *self.detail.focus_chain()]
 
     def _combo(self, what: str) -> QComboBox:
         c = QComboBox()
@@ -233,26 +249,41 @@ class LedgerView(QWidget):
 
     def _show_empty(self, empty: bool) -> None:
         """An empty ledger says how to add facts; an empty filter says how to widen it."""
+        # the first run (nothing at all to select): the hint gets the width, no empty pane
+        self.detail_scroll.setVisible(not empty or self._filtered())
         if not empty:
             self.stack.setCurrentWidget(self.table)
             return
+        self._render_hint()
+        self.stack.setCurrentWidget(self.empty_hint)
+
+    def _render_hint(self) -> None:
+        """The hint's text, its links in the theme's link colour (re-rendered on a theme change:
+        rich text keeps the colour it was laid out with)."""
+        link = f"style='color:{self.palette().color(QPalette.ColorRole.Link).name()}'"
         if self._filtered():
-            self.empty_hint.setText(
-                "<p style='font-size:15px'><b>No rows match.</b></p>"
-                "<p>Clear the search, uncheck the status toggles, set Source and Relation to "
-                "“any”, or move the as-of bar to now.</p>"
-                "<p><a href='clear'>Clear all filters</a></p>")
+            text = ("<p style='font-size:15px'><b>No rows match.</b></p>"
+                    "<p>Clear the search, uncheck the status toggles, set Source and Relation to "
+                    "“any”, or move the as-of bar to now.</p>"
+                    f"<p><a href='clear' {link}>Clear all filters</a></p>")
         else:
             space = self._state.space
             where = f" in the space <b>{space}</b>" if space else ""
-            self.empty_hint.setText(
-                f"<p style='font-size:15px'><b>No facts yet{where}.</b></p>"
-                "<p>Tell MemStrata something in the <a href='ingest'>Ingest</a> tab (Ctrl+5), "
-                "for example “The api-gateway listens on port 8443.”, "
-                "import a file of statements with <a href='import'>File → Import "
-                "statements…</a> (Ctrl+I), or point a coding tool at the local endpoint: what "
-                "you tell it in chat lands here.</p>")
-        self.stack.setCurrentWidget(self.empty_hint)
+            text = (f"<p style='font-size:15px'><b>No facts yet{where}.</b></p>"
+                    f"<p>Tell MemStrata something in the <a href='ingest' {link}>Ingest</a> tab "
+                    "(Ctrl+5), for example “The api-gateway listens on port 8443.”, "
+                    f"import a file of statements with <a href='import' {link}>File → Import "
+                    "statements…</a> (Ctrl+I), or point a coding tool at the local endpoint: "
+                    "what you tell it in chat lands here.</p>")
+        self.empty_hint.setText(text)
+
+    def changeEvent(self, event: Any) -> None:
+        from PySide6.QtCore import QEvent
+
+        super().changeEvent(event)
+        if (event.type() in (QEvent.Type.PaletteChange, QEvent.Type.ApplicationPaletteChange)
+                and hasattr(self, "detail_scroll")):  # built: the model and the hint exist
+            self._render_hint()
 
     def _on_hint_link(self, link: str) -> None:
         if link == "clear":
@@ -283,11 +314,13 @@ class LedgerView(QWidget):
     def resizeEvent(self, event: Any) -> None:
         super().resizeEvent(event)
         self._fit_columns()
+        side = max(24, (self.width() - 720) // 2)  # a readable measure, centred
+        self.empty_hint.setContentsMargins(side, 24, side, 24)
 
     def _fit_columns(self) -> None:
         """Narrow table: drop the columns the detail pane repeats, so none runs off screen."""
         w = self.table.viewport().width()
-        for col, min_width in ((8, 900), (7, 800), (6, 700), (9, 600), (0, 520)):
+        for col, min_width in ((8, 900), (7, 800), (6, 700), (9, 620), (5, 560), (0, 480)):
             self.table.setColumnHidden(col, w < min_width)
         # the subject gives way before the value column is squeezed below ~160 px
         others = sum(self.table.columnWidth(c) for c in range(self.model.columnCount())
@@ -297,7 +330,8 @@ class LedgerView(QWidget):
     def _on_changed(self, change: Change) -> None:
         if change.touches("ledger", "review"):
             sel = self.selected()
-            self._want_id = int(sel.id) if sel is not None else None
+            if sel is not None:  # else keep the row a reload still in flight is to reselect
+                self._want_id = int(sel.id)
             self.model.reload()
             self.refresh_choices()
 
@@ -307,7 +341,10 @@ class LedgerView(QWidget):
         return self.model.assertion(rows[0].row()) if rows else None
 
     def _on_selection(self, _new: QItemSelection, _old: QItemSelection) -> None:
-        self.detail.show_assertion(self.selected())
+        a = self.selected()
+        if a is not None:  # a row picked now wins over one a reload was to reselect
+            self._want_id = None
+        self.detail.show_assertion(a)
 
     def select_row(self, row: int) -> None:
         self.table.selectRow(row)

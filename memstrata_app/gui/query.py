@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
 )
 
 from .state import AppState
-from .style import fmt_time, heading, muted
+from .style import accent_color, fmt_time, heading, muted, on_resize
 from .worker import Operation
 
 log = logging.getLogger(__name__)
@@ -71,10 +71,10 @@ class QueryView(QWidget):
         self.k.setRange(1, 50)
         self.k.setValue(int(state.settings.get("injection_k")))
         self.k.setPrefix("k = ")
-        self.ask = QPushButton("Retrieve")
+        self.ask = QPushButton("&Retrieve")
         self.ask.clicked.connect(self.run)
         self.when = QLabel()
-        self.when.setStyleSheet("color: #d9822b; font-weight: 600;")
+
         top = QHBoxLayout()
         top.addWidget(self.question, 1)
         top.addWidget(self.k)
@@ -87,12 +87,15 @@ class QueryView(QWidget):
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.horizontalHeader().setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
         self.table.setWordWrap(False)
+        self.table.setTabKeyNavigation(False)
         self.table.verticalHeader().setDefaultSectionSize(24)
         for col, w in ((0, 30), (1, 60), (3, 260), (4, 120), (5, 120), (6, 50)):
             self.table.setColumnWidth(col, w)
+        on_resize(self.table.viewport(), self._fit_columns)
         self.block = QPlainTextEdit()
         self.block.setObjectName("injected_block")
         self.block.setReadOnly(True)
+        self.block.setTabChangesFocus(True)
         self.block.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self.timing = muted()
         self.note = muted("A preview: it stores nothing. The endpoint first remembers the turn "
@@ -123,6 +126,17 @@ class QueryView(QWidget):
         self._format: Callable[[list[Any], datetime | None], str] | None = None
         self._on_as_of(state.as_of)
 
+    def focus_chain(self) -> list[QWidget]:
+        """Its controls in Tab order: the question, k, Retrieve, the hits, the block."""
+        return [self.question, self.k, self.ask, self.table, self.block]
+
+    def _fit_columns(self) -> None:
+        """A narrow window: the sentence keeps room; ID and valid-to give way (in the block)."""
+        w = self.table.viewport().width()
+        self.table.setColumnHidden(6, w < 900)
+        self.table.setColumnHidden(5, w < 820)
+        self.table.setColumnWidth(3, max(150, min(420, int(w * 0.26))))
+
     def _on_as_of(self, t: datetime | None) -> None:
         parts = [f"Answering as of {fmt_time(t)} (move the as-of slider to change)"] if t else []
         space = self._state.space
@@ -130,7 +144,9 @@ class QueryView(QWidget):
             parts.append(f"reading the space {space} and the global space, as a request "
                          f"in {space} would" if space != "global" else
                          "reading the global space only")
+        self.when.setStyleSheet(f"color: {accent_color().name()}; font-weight: 600;")
         self.when.setText("; ".join(parts))
+        self.when.setVisible(bool(parts))  # no empty line under the question
 
     def run(self) -> None:
         q = self.question.text().strip()[-MAX_QUERY_CHARS:]

@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QPushButton,
+    QScrollArea,
     QVBoxLayout,
     QWidget,
 )
@@ -27,6 +28,7 @@ from .style import muted
 LABELS = {
     "ollama_url": "Ollama URL",
     "chat_model": "Chat model",
+    "ledger": "Ledger",
     "embedder": "Embedder",
     "endpoint_port": "Endpoint port",
     "injection_k": "Facts injected (k)",
@@ -48,7 +50,7 @@ class SettingsDialog(QDialog):
     def __init__(self, settings: Settings, parent: QWidget | None = None):
         super().__init__(parent)
         self.setWindowTitle("MemStrata settings")
-        self.setMinimumWidth(720)
+        self.setMinimumWidth(560)
         self.settings = settings
         self.changed: dict[str, Any] = {}
         self.editors: dict[str, QLineEdit | QCheckBox] = {}
@@ -71,10 +73,25 @@ class SettingsDialog(QDialog):
         buttons.accepted.connect(self.save)
         buttons.rejected.connect(self.reject)
         self.save_button = buttons.button(QDialogButtonBox.StandardButton.Save)
+        body = QWidget()
+        body.setObjectName("settings_body")
+        body.setLayout(form)
+        scroll = QScrollArea()  # a small screen scrolls the settings, the buttons stay in view
+        scroll.setWidget(body)
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        scroll.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        self.scroll = scroll
         layout = QVBoxLayout(self)
-        layout.addLayout(form)
+        layout.addWidget(scroll, 1)
         layout.addWidget(self.message)
         layout.addWidget(buttons)
+        screen = QGuiApplication.primaryScreen()
+        room = screen.availableGeometry().size() if screen is not None else None
+        want_h = body.sizeHint().height() + buttons.sizeHint().height() + 24
+        if room is not None:
+            self.resize(min(900, room.width() - 40), min(want_h, room.height() - 60))
 
     def _token_row(self) -> QWidget:
         """The install's token, read-only, with a copy button (for scripts and MCP configs)."""
@@ -113,7 +130,6 @@ class SettingsDialog(QDialog):
         else:
             editor = QLineEdit(str(value))
             editor.setToolTip(s.help)
-            editor.setPlaceholderText(s.help)
             editor.textChanged.connect(lambda _t, name=s.name: self._validate(name))
         editor.setObjectName(f"setting_{s.name}")
         error = QLabel()

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
 
-from PySide6.QtCore import QDateTime, QTimeZone
+from PySide6.QtCore import QDateTime, QEvent, QObject, QTimeZone
 from PySide6.QtGui import QColor, QPalette
-from PySide6.QtWidgets import QApplication, QLabel
+from PySide6.QtWidgets import QApplication, QLabel, QWidget
 
 STATUS_COLORS: dict[str, str] = {
     "active": "#2e9d6e",
@@ -75,6 +76,24 @@ class HintLabel(QLabel):
         super().changeEvent(event)  # type: ignore[arg-type]
 
 
+class _ResizeWatch(QObject):
+    def __init__(self, target: QWidget, callback: Callable[[], None]):
+        super().__init__(target)
+        self._callback = callback
+        target.installEventFilter(self)
+
+    def eventFilter(self, _obj: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.Resize:
+            self._callback()
+        return False
+
+
+def on_resize(target: QWidget, callback: Callable[[], None]) -> None:
+    """Call `callback` whenever `target` is resized (a table's viewport: fit its columns to
+    the width it really has, which its parent's resize event does not know yet)."""
+    _ResizeWatch(target, callback)
+
+
 def muted(text: str = "") -> QLabel:
     return HintLabel(text)
 
@@ -134,9 +153,10 @@ THEMES = ("system", "light", "dark")
 def dark_palette() -> QPalette:
     p = QPalette()
     role, grp = QPalette.ColorRole, QPalette.ColorGroup
-    for r, c in ((role.Window, "#202326"), (role.WindowText, "#e6e6e6"), (role.Base, "#17191c"),
-                 (role.AlternateBase, "#23262a"), (role.Text, "#e6e6e6"),
-                 (role.Button, "#2b2f33"), (role.ButtonText, "#e6e6e6"),
+    # fields (Base) well apart from the window, so line edits, check boxes and lists stand out
+    for r, c in ((role.Window, "#26292d"), (role.WindowText, "#e6e6e6"), (role.Base, "#15171a"),
+                 (role.AlternateBase, "#1e2124"), (role.Text, "#e6e6e6"),
+                 (role.Button, "#34383d"), (role.ButtonText, "#e6e6e6"),
                  (role.ToolTipBase, "#2b2f33"), (role.ToolTipText, "#e6e6e6"),
                  (role.Highlight, "#3d7bd9"), (role.HighlightedText, "#ffffff"),
                  (role.Link, "#79aef2"), (role.PlaceholderText, "#9aa0a6"),

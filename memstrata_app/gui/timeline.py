@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from .state import AppState
-from .style import fmt_time, heading, muted, status_color, status_text
+from .style import fmt_time, heading, muted, on_resize, status_color, status_text
 from .timeline_canvas import TimelineCanvas
 from .worker import Change, Operation
 
@@ -69,6 +69,8 @@ class TimelineView(QWidget):
         self.keys.setWordWrap(True)  # long subjects wrap instead of scrolling sideways
         self.keys.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.keys.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        self.keys.setAlternatingRowColors(True)  # a wrapped key reads as one entry
+        self.keys.setSpacing(1)
         self.keys.currentItemChanged.connect(self._on_key_item)
         left = QWidget()
         lv = QVBoxLayout(left)
@@ -82,6 +84,7 @@ class TimelineView(QWidget):
         self.caption.setWordWrap(True)
         self.canvas = TimelineCanvas()
         self.canvas.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Maximum)
+        self.canvas.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # a picture: the table below reads it
         hint = muted("Bars span each value's validity; arrows link a value to the one that "
                      "superseded it. Hover a bar for its source sentence. Hatched: awaiting "
                      "review or rejected.")
@@ -92,9 +95,11 @@ class TimelineView(QWidget):
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setWordWrap(False)
+        self.table.setTabKeyNavigation(False)
         self.table.horizontalHeader().setStretchLastSection(True)
         for col, w in enumerate((46, 110, 90, 130, 130, 130, 80)):
             self.table.setColumnWidth(col, w)
+        on_resize(self.table.viewport(), self._fit_columns)
         right = QWidget()
         rv = QVBoxLayout(right)
         rv.setContentsMargins(0, 0, 0, 0)
@@ -117,8 +122,17 @@ class TimelineView(QWidget):
         state.as_of_changed.connect(self._on_as_of)
         state.client.changed.connect(self._on_changed)
 
+    def focus_chain(self) -> list[QWidget]:
+        """Its controls in Tab order: find a key, the key list, the sentences."""
+        return [self.search, self.keys, self.table]
+
     def start(self) -> None:
         self.refresh_keys()
+
+    def _fit_columns(self) -> None:
+        w = self.table.viewport().width()
+        for col, least in ((6, 900), (5, 820), (0, 640)):  # source, recorded, id give way
+            self.table.setColumnHidden(col, w < least)
 
     def refresh_keys(self) -> None:
         self._search_timer.stop()

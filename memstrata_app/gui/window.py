@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import logging
+from itertools import pairwise
 from typing import Any
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
     QApplication,
     QLabel,
     QMainWindow,
+    QSizePolicy,
     QTabWidget,
     QToolBar,
     QVBoxLayout,
@@ -33,6 +35,47 @@ from .worker import Change
 
 log = logging.getLogger(__name__)
 TABS = ("ledger", "timeline", "review", "query", "ingest", "latency")
+
+
+NARROW = 1100  # below this width the status bar keeps only what matters most
+
+
+class ElidedLabel(QLabel):
+    """One line of text elided in the middle to the room it is given (full text in `full`)."""
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.full = ""
+        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.setMinimumWidth(60)
+        self.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+
+    def set_full_text(self, text: str) -> None:
+        self.full = text
+        self._elide()
+        self.updateGeometry()
+
+    def sizeHint(self) -> QSize:
+        return QSize(self.fontMetrics().horizontalAdvance(self.full) + 8,
+                     super().sizeHint().height())
+
+    def resizeEvent(self, event: Any) -> None:
+        super().resizeEvent(event)
+        self._elide()
+
+    def _elide(self) -> None:
+        self.setText(self.fontMetrics().elidedText(self.full, Qt.TextElideMode.ElideMiddle,
+                                                   max(0, self.width() - 4)))
+
+
+def ledger_location(engine: Any) -> str:
+    """Where the ledger lives: the engine's own words (a PostgreSQL ledger says
+    "PostgreSQL · user@host:5432/db"), else the SQLite file's path."""
+    loc = getattr(engine, "location", None)
+    if loc:
+        return str(loc)
+    path = getattr(engine, "path", None)
+    return str(path) if path is not None else ""
 
 
 class MainWindow(QMainWindow):
@@ -90,7 +133,12 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(central)
         self.engine_label, self.endpoint_label = QLabel("Opening the ledger…"), QLabel()
         self.stats_label = QLabel()
+        self.stats_label.setObjectName("stats_label")
+        self._stats_full = self._stats_short = ""
+        self.location_label = ElidedLabel()
+        self.location_label.setObjectName("ledger_location")
         self.statusBar().addWidget(self.stats_label)
+        self.statusBar().addWidget(self.location_label, 1)
         self.statusBar().addPermanentWidget(self.endpoint_label)
         self.statusBar().addPermanentWidget(self.engine_label)
 
@@ -102,6 +150,7 @@ class MainWindow(QMainWindow):
         self.tray.open_requested.connect(self.bring_to_front)
         self.tray.quit_requested.connect(self.quit)
         self._build_menu()
+        self._chain_focus()
         self._quitting = False
         self._told_about_tray = False
         self._interactive = False
@@ -150,7 +199,8 @@ class MainWindow(QMainWindow):
             self.addAction(act)  # the shortcut works while the window has focus
         view = self.menuBar().addMenu("&View")
         for i in range(self.tabs.count()):
-            act = QAction("&" + self.tabs.tabText(i), self)
+            title = self.tabs.tabText(i)
+            act = QAction({"Latency": "Lat&ency"}.get(title, "&" + title), self)
             act.setShortcut(QKeySequence(f"Ctrl+{i + 1}"))
             act.triggered.connect(lambda _c=False, i=i: self.tabs.setCurrentIndex(i))
             view.addAction(act)
@@ -164,11 +214,26 @@ class MainWindow(QMainWindow):
         space.triggered.connect(self._focus_space)
         view.addAction(space)
         self.space_toolbar.toggleViewAction().setShortcut(QKeySequence("Ctrl+Shift+T"))
+        self.space_toolbar.toggleViewAction().setText("Space tool&bar")
         view.addAction(self.space_toolbar.toggleViewAction())
-        find = QAction("&Search the ledger", self)
+        find = QAction("&Find in the ledger", self)
         find.setShortcut(QKeySequence.StandardKey.Find)
         find.triggered.connect(self._focus_search)
         view.addAction(find)
+
+    def focus_chain(self) -> list[QWidget]:
+        """The window's Tab order: the space, the as-of bar, the tabs, then the current view's
+        controls (widgets of hidden tabs are skipped)."""
+        views = [self.ledger, self.timeline, self.review, self.query, self.ingest]
+        if self.latency is not None:
+            views.append(self.latency)
+        return [self.spaces.combo, self.asof.slider, self.asof.edit, self.asof.now_button,
+                self.tabs.tabBar(), *(w for v in views for w in v.focus_chain())]
+
+    def _chain_focus(self) -> None:
+        chain = self.focus_chain()
+        for a, b in pairwise(chain):
+            QWidget.setTabOrder(a, b)
 
     # --- startup ------------------------------------------------------------------------------
     def _on_ready(self) -> None:
@@ -176,6 +241,7 @@ class MainWindow(QMainWindow):
         if reason:
             self._show_read_only(reason)
         self.engine_label.setText("Loading the embedder…")
+        self._show_location()
         self.spaces.refresh()
         self.ledger.start()
         self.timeline.start()
@@ -185,6 +251,12 @@ class MainWindow(QMainWindow):
         self.watcher.watch(self.client.engine.metrics, self.client.worker_ident)
         if self.tabs.currentIndex() == TABS.index("latency"):
             self._build_latency()
+
+    def _show_location(self) -> None:
+        """Which ledger the app is on, in the status bar (elided; the full text in a tooltip)."""
+        loc = ledger_location(self.client.engine)
+        self.location_label.set_full_text(loc)
+        self.location_label.setToolTip(f"Ledger: {loc}" if loc else "")
 
     def _show_read_only(self, reason: str) -> None:
         """Browse and query only: say so above the tabs and turn the writing controls off."""
@@ -221,10 +293,13 @@ class MainWindow(QMainWindow):
             total = int(st.get("total", 0))
             # every status with rows, so the parts add up to the total
             counted = [f"{int(n):,} {name}" for name, n in by.items() if n]
-            parts = [f"{total:,} rows" + (f" ({', '.join(counted)})" if counted else ""),
-                     f"{st.get('keys', 0):,} keys", str(st.get("embedder", ""))]
-            self.stats_label.setText(" · ".join(p for p in parts if p))
-            self.stats_label.setToolTip("Rows in the whole ledger (every space) by status")
+            rows = f"{total:,} rows" + (f" ({', '.join(counted)})" if counted else "")
+            parts = [rows, f"{st.get('keys', 0):,} keys", str(st.get("embedder", ""))]
+            self._stats_full = " · ".join(p for p in parts if p)
+            self._stats_short = rows  # a narrow window: the counts (they add up), no more
+            self._fit_status()
+            self.stats_label.setToolTip("Rows in the whole ledger (every space) by status; "
+                                        + self._stats_full)
 
         self.client.call("stats", lambda e: e.stats(), shown, failure=lambda _e: None)
 
@@ -247,6 +322,7 @@ class MainWindow(QMainWindow):
         self.latency = LatencyView(self.bridge)
         self.latency.setObjectName("latency_view")
         self._latency_box.layout().addWidget(self.latency)
+        self._chain_focus()
 
     def _on_review_count(self, n: int) -> None:
         i = TABS.index("review")
@@ -261,7 +337,7 @@ class MainWindow(QMainWindow):
         if not ep.available:
             self.endpoint_label.setText(f"Endpoint not installed · {mem}")
         else:
-            narrow = self.width() < 1100  # the status-bar counts need the room
+            narrow = self.width() < NARROW  # the status-bar counts need the room
             where = (("Endpoint on" if narrow else f"Endpoint {ep.url}") if ep.running
                      else "Endpoint stopped")
             self.endpoint_label.setText(f"{where} · {mem}")
@@ -270,9 +346,16 @@ class MainWindow(QMainWindow):
 
     def resizeEvent(self, event: Any) -> None:
         super().resizeEvent(event)
-        self.engine_label.setVisible(self.width() >= 1100)
+        self.engine_label.setVisible(self.width() >= NARROW)
         if hasattr(self, "endpoint"):
             self._on_endpoint_state()
+        self._fit_status()
+
+    def _fit_status(self) -> None:
+        if not hasattr(self, "_stats_full"):
+            return
+        self.stats_label.setText(self._stats_short if self.width() < NARROW
+                                 else self._stats_full)
 
     def _on_open_failed(self, message: str) -> None:
         """Say what happened and what to do; the window stays up so Settings can be reached."""
