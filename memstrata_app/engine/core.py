@@ -28,6 +28,7 @@ from .extract import (
     text_hash,
 )
 from .files import private_ledger
+from .governance import RESTRICTED
 from .index import IndexUpdate, VectorIndex
 from .metrics import Metrics
 from .privacy import PrivacyOps, flag_secret_rows
@@ -103,6 +104,9 @@ class MemoryEngine(WriteOps, PrivacyOps):
         self.llm_tier: LlmTier | None = None  # the Ollama tier, when enabled
         self.author = writer_name()  # recorded on every row this engine writes
         self._listener: store_pg.Listener | None = None
+        self._remote_hooks: list[Callable[[int], None]] = []
+        self._own_gen = -1  # the last generation this engine wrote
+        self._seen_gen = -1  # the last generation announced to the hooks
 
     @property
     def backend(self) -> str:
@@ -446,6 +450,7 @@ class MemoryEngine(WriteOps, PrivacyOps):
         for row_id, score in pairs:
             a = rows.get(row_id)
             if (a is None or a.status not in RETRIEVABLE or not a.valid_at(_dt(at))
+                    or a.label == RESTRICTED
                     or not a.text):
                 continue  # changed since the index was read (or purged)
             if a.text in seen:
@@ -508,9 +513,23 @@ class MemoryEngine(WriteOps, PrivacyOps):
                 self._load_index(fresh)
             return fresh
 
+    def subscribe_remote(self, fn: Callable[[int], None]) -> Callable[[], None]:
+        """Call `fn(generation)` (on the listener's thread) when another client writes this
+        team ledger; returns the unsubscribe function. A file ledger never calls it."""
+        self._remote_hooks.append(fn)
+        return lambda: self._remote_hooks.remove(fn) if fn in self._remote_hooks else None
+
     def _on_remote_change(self, gen: int | None) -> None:
         """The listener's call (its own thread): another client wrote; catch up now so the
         next read finds it. Nothing to do before the first read loads the index."""
+        if gen is not None and gen > self._seen_gen:
+            self._seen_gen = gen
+            if gen != self._own_gen:
+                for fn in list(self._remote_hooks):
+                    try:
+                        fn(gen)
+                    except Exception as e:  # a subscriber's failure is its own
+                        log.info("remote-change subscriber failed: %s", e)
         index = self._index
         if index is None or self._closed or (gen is not None and index.generation >= gen):
             return
@@ -537,7 +556,7 @@ class MemoryEngine(WriteOps, PrivacyOps):
                 conn.execute("COMMIT")
                 return False
             rows = conn.execute(
-                "SELECT a.id, a.valid_from, a.valid_to, a.status, v.embedding, a.space"
+                "SELECT a.id, a.valid_from, a.valid_to, a.status, v.embedding, a.space, a.label"
                 " FROM assertions a LEFT JOIN vectors v ON v.rowid = a.id WHERE a.id IN"
                 " (SELECT row_id FROM changes WHERE gen > ? AND gen <= ?)",
                 (since, gen)).fetchall()
@@ -548,11 +567,11 @@ class MemoryEngine(WriteOps, PrivacyOps):
             raise
         updates = []
         for r in rows:
-            row_id, vf, vt, status, blob, space = (cast(Any, x) for x in r)
+            row_id, vf, vt, status, blob, space, label = (cast(Any, x) for x in r)
             vec = None if blob is None else np.frombuffer(bytes(blob), dtype=np.float32)
             updates.append(IndexUpdate(int(row_id), float(vf), None if vt is None else float(vt),
-                                       Status(str(status)) in RETRIEVABLE and vec is not None,
-                                       vec, str(space)))
+                                       Status(str(status)) in RETRIEVABLE and vec is not None
+                                       and label != RESTRICTED, vec, str(space)))
         with index.lock:
             index.apply(updates, max(index.generation, gen))
         return True
@@ -563,7 +582,7 @@ class MemoryEngine(WriteOps, PrivacyOps):
             conn.execute("BEGIN")
             gen = int(scalar(conn, "SELECT v FROM meta WHERE k='generation'"))
             rows = conn.execute(
-                "SELECT a.id, a.valid_from, a.valid_to, a.status, v.embedding, a.space"
+                "SELECT a.id, a.valid_from, a.valid_to, a.status, v.embedding, a.space, a.label"
                 " FROM assertions a JOIN vectors v ON v.rowid = a.id ORDER BY a.id").fetchall()
             conn.execute("COMMIT")
         except KNOWN_ERRORS as e:
@@ -578,7 +597,8 @@ class MemoryEngine(WriteOps, PrivacyOps):
         ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=n)
         vfrom = np.fromiter((r[1] for r in rows), dtype=np.float64, count=n)
         vto = np.fromiter((np.inf if r[2] is None else r[2] for r in rows), np.float64, count=n)
-        ok = np.array([Status(str(r[3])) in RETRIEVABLE for r in rows], dtype=bool)
+        ok = np.array([Status(str(r[3])) in RETRIEVABLE and r[6] != RESTRICTED for r in rows],
+                      dtype=bool)
         blob = b"".join(bytes(r[4]) for r in rows)  # type: ignore[arg-type]
         vecs = (np.frombuffer(blob, dtype=np.float32).reshape(n, dim)
                 if n else np.zeros((0, dim), dtype=np.float32))
@@ -607,6 +627,7 @@ class MemoryEngine(WriteOps, PrivacyOps):
         def publish(conn: apsw.Connection, result: tuple[Any, WriteContext, int]) -> None:
             _, ctx, gen = result
             self._writer.record_changes(conn, [u.id for u in ctx.updates], gen)
+            self._own_gen = gen
             index = self._index
             if index is None:
                 return

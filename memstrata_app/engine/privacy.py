@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import apsw
 import numpy as np
 
+from .governance import record_version
 from .index import IndexUpdate
 from .secrets import PLACEHOLDER_MARK, redact
 from .store import KNOWN_ERRORS, connect, scalar
@@ -207,6 +208,7 @@ def _purge_row(ctx: WriteContext, rid: int, why: str) -> None:
             ctx.conn.execute("UPDATE vectors SET embedding=? WHERE rowid=?",
                              (bytes(4 * dim), rid))
     ctx.conn.execute("DELETE FROM vectors WHERE rowid=?", (rid,))
+    record_version(ctx, rid, "retracted", vf, end, "normal")
     # the in-memory index forgets it too: not retrievable, its vector zeroed
     ctx.updates.append(IndexUpdate(rid, vf, end, False,
                                    np.zeros(dim, dtype=np.float32) if dim else None))

@@ -43,7 +43,8 @@ CHECKPOINT_PAGES = 2000  # ~8 MiB of WAL: hand a checkpoint to the background th
 COLUMNS = (
     "id, kind, subject, relation, object, subject_norm, relation_norm, object_norm, key, text, "
     "source, method, confidence, status, recorded_at, retired_at, valid_from, valid_to, "
-    "superseded_by, reason, reinforced, context, space, author"
+    "superseded_by, reason, reinforced, context, space, author, authority, label, reviewed_by, "
+    "reviewed_at, expires_at, hold"
 )
 
 MIGRATIONS: list[str] = [
@@ -102,6 +103,65 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE assertions ADD COLUMN author TEXT;
     """,
+    # v6: the governed ledger (docs/GOVERNANCE.md): each row's source authority, permission
+    # label, review, expiry and legal hold; every state a row had, with when (transaction
+    # time, for reads "as known at"); holds on keys; contests; the endpoint's injection log
+    """
+    ALTER TABLE assertions ADD COLUMN authority TEXT;
+    ALTER TABLE assertions ADD COLUMN label TEXT NOT NULL DEFAULT 'normal';
+    ALTER TABLE assertions ADD COLUMN reviewed_by TEXT;
+    ALTER TABLE assertions ADD COLUMN reviewed_at REAL;
+    ALTER TABLE assertions ADD COLUMN expires_at REAL;
+    ALTER TABLE assertions ADD COLUMN hold TEXT;
+    CREATE TABLE row_versions (
+        vid        INTEGER PRIMARY KEY,
+        row_id     INTEGER NOT NULL,
+        at         REAL NOT NULL,
+        status     TEXT NOT NULL,
+        valid_from REAL NOT NULL,
+        valid_to   REAL,
+        label      TEXT NOT NULL DEFAULT 'normal'
+    );
+    CREATE INDEX ix_row_versions_at ON row_versions(at);
+    CREATE INDEX ix_row_versions_row ON row_versions(row_id, at);
+    -- what each row was when first recorded, and what it became when it was retired
+    INSERT INTO row_versions(row_id, at, status, valid_from, valid_to)
+        SELECT id, recorded_at,
+               CASE WHEN retired_at > recorded_at AND status IN ('superseded', 'retracted')
+                    THEN 'active' ELSE status END,
+               valid_from,
+               CASE WHEN retired_at > recorded_at AND status IN ('superseded', 'retracted')
+                    THEN NULL ELSE valid_to END
+        FROM assertions;
+    INSERT INTO row_versions(row_id, at, status, valid_from, valid_to)
+        SELECT id, retired_at, status, valid_from, valid_to FROM assertions
+        WHERE retired_at > recorded_at AND status IN ('superseded', 'retracted');
+    CREATE TABLE key_holds (key TEXT PRIMARY KEY, at REAL NOT NULL, reason TEXT NOT NULL,
+                            by TEXT);
+    CREATE TABLE contests (
+        id          INTEGER PRIMARY KEY,
+        row_id      INTEGER NOT NULL,
+        at          REAL NOT NULL,
+        by          TEXT,
+        reason      TEXT NOT NULL,
+        right_value TEXT,
+        resolved    TEXT
+    );
+    CREATE INDEX ix_contests_row ON contests(row_id);
+    CREATE TABLE injections (
+        id        INTEGER PRIMARY KEY,
+        at        REAL NOT NULL,
+        api       TEXT NOT NULL,
+        model     TEXT,
+        space     TEXT,
+        tool      TEXT,
+        settings  TEXT NOT NULL,
+        injected  TEXT NOT NULL,
+        filtered  TEXT NOT NULL,
+        query_sha TEXT
+    );
+    CREATE INDEX ix_injections_at ON injections(at);
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -115,6 +175,8 @@ def row_to_assertion(r: tuple[Any, ...]) -> Assertion:
         valid_from=from_ts(r[16]), valid_to=from_ts(r[17]),  # type: ignore[arg-type]
         superseded_by=AssertionId(r[18]) if r[18] is not None else None,
         reason=r[19], reinforced=r[20], context=r[21], space=r[22], author=r[23],
+        authority=r[24], label=r[25] or "normal", reviewed_by=r[26],
+        reviewed_at=from_ts(r[27]), expires_at=from_ts(r[28]), hold=r[29],
     )
 
 

@@ -92,6 +92,12 @@ class Assertion:
     context: str | None = None  # the key's context qualifiers ("prod", "rev b"), if any
     space: str = "global"  # the project it belongs to ("global": meant for every project)
     author: str | None = None  # who wrote the row: "user@machine" (None: written before v5)
+    authority: str | None = None  # who stated it: user, assistant, tool, import, reviewer
+    label: str = "normal"  # permission: normal, sensitive, restricted (never served)
+    reviewed_by: str | None = None  # who approved, rejected or contested it in review
+    reviewed_at: datetime | None = None
+    expires_at: datetime | None = None  # when a retention rule retires it, unless confirmed
+    hold: str | None = None  # a legal hold's reason: no expiry, no purge, no redaction
 
     def valid_at(self, t: datetime) -> bool:
         return self.valid_from <= t and (self.valid_to is None or t < self.valid_to)

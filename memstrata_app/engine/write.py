@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import apsw
 import numpy as np
 
+from .governance import RESTRICTED, authority_of, record_version
 from .index import IndexUpdate
 from .types import Action, AssertionId, Cardinality, Extraction, IngestAction, Status
 
@@ -77,42 +78,65 @@ class WriteContext:
     updates: list[IndexUpdate] = field(default_factory=list)
     space: str = GLOBAL  # the space this job writes to
     author: str | None = None  # who writes: "user@machine"
+    label: str = "normal"  # the permission label of what this job writes
+    expires: Callable[[str, str], float | None] | None = None  # retention: (authority, label)
+
+    def serve(self, status: Status | str, label: str | None) -> bool:
+        """Whether the read path may serve a row in this state (restricted: never)."""
+        return Status(status) in RETRIEVABLE and label != RESTRICTED
 
     def q(self, sql: str, params: tuple = ()) -> list[tuple]:
         return self.conn.execute(sql, params).fetchall()
 
     def touch(self, row_id: int, vector: np.ndarray | None = None) -> None:
         """Queue the row's current validity for the in-memory index."""
-        vf, vt, st = self.q(
-            "SELECT valid_from, valid_to, status FROM assertions WHERE id=?", (row_id,))[0]
-        self.updates.append(IndexUpdate(row_id, vf, vt, Status(st) in RETRIEVABLE, vector))
+        vf, vt, st, label = self.q(
+            "SELECT valid_from, valid_to, status, label FROM assertions WHERE id=?",
+            (row_id,))[0]
+        record_version(self, row_id, st, vf, vt, label)
+        self.updates.append(IndexUpdate(row_id, vf, vt, self.serve(st, label), vector))
 
 
 def insert_row(ctx: WriteContext, *, kind: str, text: str, text_hash: str, source: str,
                method: str, confidence: float, status: Status, valid_from: float,
                valid_to: float | None, vector: np.ndarray, triple: Triple | None = None,
                superseded_by: int | None = None, reason: str | None = None,
-               author: str | None = None) -> AssertionId:
+               author: str | None = None, label: str | None = None,
+               authority: str | None = None, recorded_at: float | None = None,
+               retired_at: float | None = None) -> AssertionId:
     t = triple
     if t is not None and t.key:
         lock_key(ctx, t.key)
+    label = label or ctx.label
+    authority = authority or authority_of(source)
+    expires = ctx.expires(authority, label) if ctx.expires is not None else None
+    recorded = ctx.now if recorded_at is None else recorded_at
+    retired = (retired_at if retired_at is not None else
+               recorded if status in (Status.SUPERSEDED, Status.RETRACTED) else None)
     ctx.conn.execute(
         "INSERT INTO assertions(kind, subject, relation, object, subject_norm, relation_norm,"
         " object_norm, key, text, text_hash, source, method, confidence, status, recorded_at,"
         " retired_at, valid_from, valid_to, superseded_by, reason, reinforced, last_seen_at,"
-        " context, space, author) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,0,?,?,?,?)",
+        " context, space, author, authority, label, expires_at)"
+        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,0,?,?,?,?,?,?,?)",
         (kind, t and t.subject, t and t.relation, t and t.object, t and t.subject_norm,
          t and t.relation_norm, t and t.object_norm, t and t.key, text, text_hash, source,
-         method, confidence, status.value, ctx.now,
-         ctx.now if status in (Status.SUPERSEDED, Status.RETRACTED) else None,
+         method, confidence, status.value, recorded, retired,
          valid_from, valid_to, superseded_by, reason, ctx.now, (t and t.context) or None,
-         t.space if t is not None else ctx.space, author or ctx.author),
+         t.space if t is not None else ctx.space, author or ctx.author, authority, label,
+         expires),
     )
     row_id = ctx.conn.last_insert_rowid()
     ctx.conn.execute("INSERT INTO vectors(rowid, embedding) VALUES (?, ?)",
                      (row_id, np.ascontiguousarray(vector, dtype=np.float32).tobytes()))
-    ctx.updates.append(IndexUpdate(row_id, valid_from, valid_to, status in RETRIEVABLE, vector,
-                                   t.space if t is not None else ctx.space))
+    if recorded_at is not None and retired is not None and retired > recorded:
+        # a restored row that was open until it was retired: both states, at their times
+        record_version(ctx, row_id, Status.ACTIVE.value, valid_from, None, label, recorded)
+        record_version(ctx, row_id, status.value, valid_from, valid_to, label, retired)
+    else:
+        record_version(ctx, row_id, status.value, valid_from, valid_to, label, recorded)
+    ctx.updates.append(IndexUpdate(row_id, valid_from, valid_to, ctx.serve(status, label),
+                                   vector, t.space if t is not None else ctx.space))
     return AssertionId(row_id)
 
 

@@ -7,7 +7,6 @@ import logging
 import os
 import sys
 import time
-from pathlib import Path
 
 _T0 = time.perf_counter()
 log = logging.getLogger(__name__)
@@ -15,7 +14,9 @@ log = logging.getLogger(__name__)
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="memstrata", description="MemStrata desktop app")
-    p.add_argument("--db", type=Path, default=None, help="ledger file (default: in the data dir)")
+    p.add_argument("--db", default=None, metavar="LEDGER",
+                   help="a ledger file or a team ledger's postgresql:// URI (default: the "
+                        "`ledger` setting, else memstrata.db in the data folder)")
     p.add_argument("--tray", action="store_true",
                    help="start in the system tray without opening the window (start at login)")
     p.add_argument("--theme", choices=("system", "light", "dark"),
@@ -30,8 +31,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     from PySide6.QtWidgets import QApplication
 
-    from memstrata_app import paths
-    from memstrata_app.settings import Settings, start_extraction
+    from memstrata_app.settings import Settings, ledger_location, start_extraction
 
     from .state import AppState
     from .style import apply_theme
@@ -48,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.theme == "system":  # the desktop switched between light and dark: follow it
         app.styleHints().colorSchemeChanged.connect(lambda _s: apply_theme(app, "system"))
     settings = Settings.load()
-    db = args.db or paths.db_path()
+    db = ledger_location(args.db)
     client = EngineClient.for_path(db, embedder=settings.get("embedder"),
                                    quarantine_threshold=settings.get("quarantine_threshold"))
     client.call("extraction tier", lambda eng: start_extraction(eng, settings))

@@ -28,10 +28,20 @@ class ExternalWrites(QObject):
         self._sampled.connect(self._on_sample)
         self._unsubscribe: Callable[[], None] | None = None
 
-    def watch(self, metrics: Any, worker_ident: int | None) -> None:
-        """Start listening; samples recorded on `worker_ident` (our own writes) are ignored."""
+    def watch(self, metrics: Any, worker_ident: int | None, engine: Any = None) -> None:
+        """Start listening; samples recorded on `worker_ident` (our own writes) are ignored.
+        On a team ledger, other machines' writes (the engine's remote-change hook) count too."""
         self._worker_ident = worker_ident
-        self._unsubscribe = metrics.subscribe(self._listener)
+        unsubscribe = [metrics.subscribe(self._listener)]
+        subscribe_remote = getattr(engine, "subscribe_remote", None)
+        if subscribe_remote is not None:
+            unsubscribe.append(subscribe_remote(lambda _gen: self._sampled.emit()))
+
+        def stop_all() -> None:
+            for u in unsubscribe:
+                u()
+
+        self._unsubscribe = stop_all
 
     def _listener(self, series: str, _t: float, _ms: float) -> None:
         if series in WRITE_SERIES and threading.get_ident() != self._worker_ident:

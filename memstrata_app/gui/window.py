@@ -248,7 +248,8 @@ class MainWindow(QMainWindow):
         self.review.reload()
         self.asof.refresh_range()
         self._refresh_stats()
-        self.watcher.watch(self.client.engine.metrics, self.client.worker_ident)
+        self.watcher.watch(self.client.engine.metrics, self.client.worker_ident,
+                           self.client.engine)
         if self.tabs.currentIndex() == TABS.index("latency"):
             self._build_latency()
 

@@ -145,7 +145,7 @@ class EngineClient(QObject):
         self._thread.start()
 
     @classmethod
-    def for_path(cls, path: Path, embedder: Any = "local", **kw: Any) -> EngineClient:
+    def for_path(cls, path: Path | str, embedder: Any = "local", **kw: Any) -> EngineClient:
         """A client whose worker opens the ledger at `path`."""
 
         def opener() -> Any:

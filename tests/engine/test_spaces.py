@@ -93,14 +93,28 @@ def test_export_and_import_per_space(engine, tmp_path, local_embedder):
             "3000", "3001"]
 
 
+def downgrade_to_v3(path) -> None:
+    """Turn a ledger back into schema 3: drop what later migrations added."""
+    conn = apsw.Connection(str(path))
+    v3 = {"id", "kind", "subject", "relation", "object", "subject_norm", "relation_norm",
+          "object_norm", "key", "text", "text_hash", "source", "method", "confidence",
+          "status", "recorded_at", "retired_at", "valid_from", "valid_to", "superseded_by",
+          "reason", "reinforced", "last_seen_at", "context"}
+    conn.execute("DROP INDEX ix_assertions_space")
+    for (_cid, name, *_rest) in list(conn.execute("PRAGMA table_info(assertions)")):
+        if name not in v3:
+            conn.execute(f"ALTER TABLE assertions DROP COLUMN {name}")
+    for table in ("row_versions", "key_holds", "contests", "injections"):
+        conn.execute(f"DROP TABLE IF EXISTS {table}")
+    conn.execute("PRAGMA user_version=3")
+    conn.close()
+
+
 def test_an_older_ledger_migrates_into_the_global_space(tmp_path, local_embedder):
     path = tmp_path / "old.db"
     with MemoryEngine.open(path, embedder=local_embedder) as eng:
         eng.ingest("The API port is 3000.", at=day(0))
-    conn = apsw.Connection(str(path))
-    conn.execute("DROP INDEX ix_assertions_space; ALTER TABLE assertions DROP COLUMN space;"
-                 " ALTER TABLE assertions DROP COLUMN author; PRAGMA user_version=3")
-    conn.close()
+    downgrade_to_v3(path)
     with MemoryEngine.open(path, embedder=local_embedder) as eng:
         assert eng.spaces() == {"global": {"total": 1, "current": 1}}
         act = eng.ingest("The API port is 3001.", at=day(1)).actions[0]
