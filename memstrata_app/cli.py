@@ -71,7 +71,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="open the ledger in this process even when `memstrata serve` or the "
                         "app is running (by default ingest and query go through it: no model "
                         "to load, well under a second)")
-    p.add_argument("--embedder", help='"local", "auto" or "ollama:<model>" (default: settings)')
+    p.add_argument("--embedder", help='"local" (MiniLM), "static" (its distilled, torch-free '
+                                      'form), "auto" or "ollama:<model>" (default: settings)')
     p.add_argument("-v", "--verbose", action="store_true", help="log what happens to stderr")
     p.add_argument("--space", metavar="NAME", help=SPACE_HELP)
     # the same option after the command (`memstrata query … --space shop`)

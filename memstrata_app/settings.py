@@ -54,9 +54,10 @@ def _bool(v: Any) -> bool:
 
 def _embedder(v: Any) -> str:
     s = str(v)
-    if s in ("auto", "local") or (s.startswith("ollama:") and len(s) > len("ollama:")):
+    if s in ("auto", "local", "static", "static:minilm-m2v") or (
+            s.startswith("ollama:") and len(s) > len("ollama:")):
         return s
-    raise ValueError('must be "auto", "local" or "ollama:<model>"')
+    raise ValueError('must be "auto", "local", "static" or "ollama:<model>"')
 
 
 def _text(v: Any) -> str:
@@ -113,7 +114,8 @@ SETTINGS: tuple[Setting, ...] = (
             "ledger's postgresql://user@host:port/db (password in ~/.pgpass or PGPASSWORD).",
             _ledger),
     Setting("embedder", "local",
-            'Embedder for the ledger: "local", "auto" or "ollama:<model>".', _embedder),
+            'Embedder for the ledger: "local", "static", "auto" or "ollama:<model>".',
+            _embedder),
     Setting("endpoint_port", 11435, "Port the local endpoint listens on (127.0.0.1 only).", _port),
     Setting("injection_k", 5, "How many current facts are injected into each request.",
             _range(1, 50, int)),

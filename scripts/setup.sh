@@ -2,11 +2,12 @@
 # Creates .venv and installs MemStrata with everything it needs. Safe to run again.
 #   scripts/setup.sh          the app (engine, endpoint, desktop)
 #   scripts/setup.sh --test   the app plus the test tools
+# Both also build the static embedder (scripts/build_static_embedder.py, ~20-80 s once).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-extras="proxy,gui"
-[ "${1:-}" = "--test" ] && extras="proxy,gui,test"
+extras="proxy,gui,distill"
+[ "${1:-}" = "--test" ] && extras="proxy,gui,distill,test"
 
 py="${PYTHON:-python3}"
 if [ ! -x .venv/bin/python ]; then
@@ -18,8 +19,9 @@ pip=(.venv/bin/python -m pip install --disable-pip-version-check -q)
 # The stamp records the extras installed; a superset serves too (after `--test`, the app
 # needs nothing more), so run.sh and test.sh share one environment without reinstalling.
 stamp=".venv/.memstrata-setup"
-digest="$(cat pyproject.toml scripts/setup.sh | sha256sum | cut -d' ' -f1)"
-if [ -f "$stamp" ] && [ -x .venv/bin/memstrata ]; then
+digest="$(cat pyproject.toml scripts/setup.sh scripts/build_static_embedder.py | sha256sum | cut -d' ' -f1)"
+static_model="memstrata_app/resources/static-minilm-m2v"
+if [ -f "$stamp" ] && [ -x .venv/bin/memstrata ] && [ -f "$static_model/build.json" ]; then
   read -r have_digest have_extras < "$stamp" || true
   if [ "${have_digest:-}" = "$digest" ]; then
     covered=1
@@ -56,5 +58,10 @@ if [ "$(uname -s)" = "Linux" ] && command -v apt-get >/dev/null 2>&1 && [ "$(id 
       >/dev/null
   fi
 fi
+# The static embedder (model2vec, distilled from the MiniLM above; ~15 MB): built here rather
+# than kept in git, offline from the shipped weights; skipped when already built from the
+# same recipe. It reports whether its digest matches the reference build.
+HF_HUB_OFFLINE=1 .venv/bin/python scripts/build_static_embedder.py
+
 echo "$want" > "$stamp"
 echo "MemStrata is set up in $(pwd)/.venv"

@@ -452,8 +452,11 @@ def test_setup_with_test_extras_serves_run_sh_without_reinstalling(tmp_path):
 
     root = Path(__file__).resolve().parents[1]
     (tmp_path / "scripts").mkdir()
-    shutil.copy(root / "scripts" / "setup.sh", tmp_path / "scripts" / "setup.sh")
-    shutil.copy(root / "pyproject.toml", tmp_path / "pyproject.toml")
+    for f in ("scripts/setup.sh", "scripts/build_static_embedder.py", "pyproject.toml"):
+        shutil.copy(root / f, tmp_path / f)
+    model = tmp_path / "memstrata_app" / "resources" / "static-minilm-m2v"
+    model.mkdir(parents=True)  # the static embedder, as the (stand-in) build leaves it
+    (model / "build.json").write_text("{}")
     bin_ = tmp_path / ".venv" / "bin"
     bin_.mkdir(parents=True)
     log = tmp_path / "pip.log"
@@ -473,13 +476,13 @@ def test_setup_with_test_extras_serves_run_sh_without_reinstalling(tmp_path):
                        capture_output=True)
         return [ln for ln in log.read_text().splitlines() if "install" in ln]
 
-    assert any(".[proxy,gui,test]" in ln for ln in setup("--test"))
+    assert any(".[proxy,gui,distill,test]" in ln for ln in setup("--test"))
     assert setup() == []  # run.sh after test.sh: nothing to install
     assert setup("--test") == []
     stamp = tmp_path / ".venv" / ".memstrata-setup"
-    stamp.write_text(stamp.read_text().replace("proxy,gui,test", "proxy,gui"))
+    stamp.write_text(stamp.read_text().replace("proxy,gui,distill,test", "proxy,gui,distill"))
     assert setup() == []  # run.sh after run.sh
-    assert any(".[proxy,gui,test]" in ln for ln in setup("--test"))  # test.sh adds test
+    assert any(".[proxy,gui,distill,test]" in ln for ln in setup("--test"))  # test.sh adds test
 
 
 # --- through a running endpoint -------------------------------------------------------------

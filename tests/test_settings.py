@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
     ("ollama_url", "ftp://box", "http(s) URL"),
     ("injection_k", 0, "between 1 and 50"),
     ("quarantine_threshold", 1.5, "between 0.0 and 1.0"),
-    ("embedder", "openai:gpt", '"auto", "local" or "ollama:<model>"'),
+    ("embedder", "openai:gpt", '"auto", "local", "static" or "ollama:<model>"'),
     ("memory_enabled", "maybe", "true or false"),
     ("no_such_setting", 1, "unknown setting"),
 ])

@@ -17,7 +17,7 @@ def _parser() -> argparse.ArgumentParser:
         prog="memstrata bench",
         description="Marker-free evolving-fact benchmarks: naive_rag, recency_rag and the "
                     "engine on the same embedder and k. Subcommands: perf, ttfb, "
-                    "conversations.")
+                    "conversations, embedders.")
     p.add_argument("--quick", action="store_true", help="fewer items per family (< 2 min)")
     p.add_argument("--out", type=Path,
                    help="write report.json and report.md here (full runs default to ./bench-out)")
@@ -32,6 +32,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="conversational sets with the Ollama tier of this model (needs Ollama)")
     p.add_argument("--approve-llm", action="store_true",
                    help="with --extractor: approve every model claim before the probes")
+    p.add_argument("--embedder", default="local", metavar="SPEC",
+                   help='the embedder every system shares: "local" (all-MiniLM-L6-v2, the '
+                        'default), "static" (model2vec, distilled from it) or "ollama:MODEL"')
     return p
 
 
@@ -50,9 +53,15 @@ def main(argv: list[str] | None = None) -> int:
         from memstrata_app.bench import conversations_report
 
         return int(conversations_report.main(args[1:]) or 0)
+    if args and args[0] == "embedders":
+        from memstrata_app.bench import embedders
+
+        return int(embedders.main(args[1:]) or 0)
     opts = _parser().parse_args(args)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    from memstrata_app.engine.embedders import resolve_embedder
+
     from . import report as rep
     from .runner import run
 
@@ -67,7 +76,9 @@ def main(argv: list[str] | None = None) -> int:
                   "Start Ollama (OLLAMA_HOST) with the model pulled.")
             return 0
     t0 = time.perf_counter()
-    result, ctx = run(seed=opts.seed, quick=opts.quick, k=opts.k, log=log, extractor=extractor)
+    embedder = resolve_embedder(opts.embedder)
+    result, ctx = run(seed=opts.seed, quick=opts.quick, k=opts.k, embedder=embedder, log=log,
+                      extractor=extractor)
     if opts.llm:
         from .llm import answer_level
 

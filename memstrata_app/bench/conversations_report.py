@@ -147,10 +147,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--approve-llm", action="store_true",
                     help="with --extractor: approve every model claim, as a reviewer who "
                          "accepts them all (else they stay in review)")
+    ap.add_argument("--embedder", default="local", metavar="SPEC",
+                    help='"local" (all-MiniLM-L6-v2, the default), "static" (model2vec, '
+                         'distilled from it) or "ollama:MODEL"')
     args = ap.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    from memstrata_app.engine.embedders import shared_local_embedder
+    from memstrata_app.engine.embedders import resolve_embedder
 
     from .conversations import available_sets, run_sets
     from .systems import CachedEmbedder
@@ -164,11 +167,12 @@ def main(argv: list[str] | None = None) -> int:
             return 0
     sets = available_sets() if args.set == "all" else [args.set]
     log = (lambda m: None) if args.json else (lambda m: print(f"[bench] {m}", file=sys.stderr))
-    conv = run_sets(CachedEmbedder(shared_local_embedder()), sets, args.family, args.limit,
-                    args.k, log, extractor)
+    emb = CachedEmbedder(resolve_embedder(args.embedder))
+    conv = run_sets(emb, sets, args.family, args.limit, args.k, log, extractor)
     if args.json:
-        print(json.dumps(conv, indent=2, default=str))
+        print(json.dumps({"embedder": emb.name, **conv}, indent=2, default=str))
     else:
+        print(f"embedder: {emb.name}")
         print(text(conv, args.verbose))
     return 0
 

@@ -1,7 +1,9 @@
-"""Sentence embedders: the local MiniLM (default, offline) and Ollama's embedding models."""
+"""Sentence embedders: the local MiniLM (default, offline), a static (model2vec) embedder
+distilled from it, and Ollama's embedding models."""
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import threading
@@ -17,6 +19,9 @@ log = logging.getLogger(__name__)
 
 LOCAL_NAME = "local:all-MiniLM-L6-v2"
 LOCAL_DIM = 384
+STATIC_NAME = "static:minilm-m2v"
+STATIC_MODEL_FOLDER = "static-minilm-m2v"
+STATIC_MODEL_ENV = "MEMSTRATA_STATIC_MODEL"
 DEFAULT_OLLAMA_EMBED_MODEL = "nomic-embed-text"
 
 
@@ -98,6 +103,85 @@ class LocalEmbedder:
         return np.asarray(out, dtype=np.float32)
 
 
+def static_model_dir() -> Path:
+    """Where the static embedder's files are: $MEMSTRATA_STATIC_MODEL, else the folder
+    `scripts/build_static_embedder.py` builds (scripts/setup.sh runs it) inside the package."""
+    env = os.environ.get(STATIC_MODEL_ENV)
+    if env:
+        return Path(env).expanduser()
+    return Path(__file__).resolve().parents[1] / "resources" / STATIC_MODEL_FOLDER
+
+
+class StaticEmbedder:
+    """A static embedding model (model2vec) distilled from all-MiniLM-L6-v2: one vector per
+    token, a sentence is the mean of its tokens' vectors. Needs numpy, tokenizers and
+    safetensors at run time (no torch); loaded on first use."""
+
+    name = STATIC_NAME
+
+    def __init__(self, model_dir: str | Path | None = None, batch_size: int = 1024):
+        self.model_dir = Path(model_dir) if model_dir is not None else static_model_dir()
+        self.batch_size = batch_size
+        self._model: Any = None
+        self._dim: int | None = None
+        self._lock = threading.Lock()
+
+    def _missing(self, what: str) -> EngineError:
+        return EngineError(
+            f"the static embedder's model is missing ({what} in {self.model_dir}): build it "
+            f"with `python scripts/build_static_embedder.py` (scripts/setup.sh does), or point "
+            f"{STATIC_MODEL_ENV} at a built folder")
+
+    @property
+    def dim(self) -> int:
+        if self._dim is None:
+            # from the config, so that opening a ledger does not load the model
+            config = self.model_dir / "config.json"
+            try:
+                self._dim = int(json.loads(config.read_text(encoding="utf-8"))["hidden_dim"])
+            except (OSError, ValueError, KeyError, TypeError) as e:
+                raise self._missing("no readable config.json") from e
+        return self._dim
+
+    @property
+    def loaded(self) -> bool:
+        return self._model is not None
+
+    def load(self) -> None:
+        with self._lock:
+            if self._model is not None:
+                return
+            if not (self.model_dir / "model.safetensors").is_file():
+                raise self._missing("no model.safetensors")
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+            os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+            try:
+                from model2vec import StaticModel
+            except ImportError as e:
+                raise EngineError(
+                    "the static embedder needs the package model2vec: pip install model2vec"
+                ) from e
+            model = StaticModel.from_pretrained(self.model_dir)  # embed() normalizes
+            # the file holds float16; means and norms in float32, as the other embedders give
+            model.embedding = np.asarray(model.embedding, dtype=np.float32)
+            self._dim = int(model.dim)
+            self._model = model
+            log.info("static embedder loaded from %s", self.model_dir)
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        self.load()
+        # encode() re-sets the tokenizer's truncation on every call: one caller at a time
+        with self._lock:
+            out = self._model.encode(
+                list(texts), batch_size=self.batch_size, normalize=False,
+                show_progress_bar=False, use_multiprocessing=False,
+            )
+        # a text with no known token is a zero row; _normalize leaves it zero
+        return _normalize(out)
+
+
 class OllamaEmbedder:
     """An Ollama embedding model (e.g. nomic-embed-text) through the official client."""
 
@@ -141,6 +225,7 @@ def ollama_has_model(host: str | None, model: str, timeout: float = 1.5) -> bool
 
 
 _local_singleton: LocalEmbedder | None = None
+_static_singleton: StaticEmbedder | None = None
 _singleton_lock = threading.Lock()
 
 
@@ -153,8 +238,17 @@ def shared_local_embedder() -> LocalEmbedder:
         return _local_singleton
 
 
+def shared_static_embedder() -> StaticEmbedder:
+    """One static model per process (the default folder, static_model_dir())."""
+    global _static_singleton
+    with _singleton_lock:
+        if _static_singleton is None:
+            _static_singleton = StaticEmbedder()
+        return _static_singleton
+
+
 def resolve_embedder(spec: Any, ollama_host: str | None = None) -> Embedder:
-    """Turn "auto" | "local" | "ollama:<model>" | an Embedder into an Embedder."""
+    """Turn "auto" | "local" | "static" | "ollama:<model>" | an Embedder into an Embedder."""
     if isinstance(spec, Embedder) and not isinstance(spec, str):
         return spec
     if spec in (None, "local"):
@@ -163,6 +257,9 @@ def resolve_embedder(spec: Any, ollama_host: str | None = None) -> Embedder:
         if ollama_has_model(ollama_host, DEFAULT_OLLAMA_EMBED_MODEL):
             return OllamaEmbedder(DEFAULT_OLLAMA_EMBED_MODEL, ollama_host)
         return shared_local_embedder()
+    if spec in ("static", STATIC_NAME):
+        return shared_static_embedder()
     if isinstance(spec, str) and spec.startswith("ollama:") and len(spec) > 7:
         return OllamaEmbedder(spec.split(":", 1)[1], ollama_host)
-    raise EngineError(f'unknown embedder {spec!r}: use "auto", "local" or "ollama:<model>"')
+    raise EngineError(f'unknown embedder {spec!r}: use "auto", "local", "static" or '
+                      '"ollama:<model>"')

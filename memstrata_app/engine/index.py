@@ -7,6 +7,7 @@ before COMMIT, and a change from another process triggers a reload.
 
 from __future__ import annotations
 
+import sys
 import threading
 from dataclasses import dataclass
 
@@ -16,15 +17,14 @@ INF = np.inf
 
 
 def cosine_scores(matrix: np.ndarray, query: np.ndarray) -> np.ndarray:
-    """`matrix @ query` for L2-normalized rows, on torch's thread pool when torch is there.
+    """`matrix @ query` for L2-normalized rows, on torch's thread pool when torch is loaded.
 
     NumPy's OpenBLAS keeps its own threads spinning after each call; on a small machine
     they fight the embedder's torch threads and a 6 ms query embedding takes 50 ms. Doing
     the scan in the same pool as the embedder avoids that (and is as fast or faster).
     """
-    try:
-        import torch
-    except ImportError:  # pragma: no cover - torch comes with the local embedder
+    torch = sys.modules.get("torch")  # only where the embedder already loaded it
+    if torch is None:  # (the static embedder never does: plain NumPy, no torch at all)
         return matrix @ query
     with torch.inference_mode():
         out = torch.from_numpy(matrix) @ torch.from_numpy(np.ascontiguousarray(query))
@@ -132,6 +132,17 @@ class VectorIndex:
                 self._vto[p] = INF if u.valid_to is None else u.valid_to
                 self._ok[p] = u.retrievable
             self.generation = generation
+
+    def score_ids(self, query: np.ndarray, ids: list[int]) -> list[tuple[int, float]]:
+        """(id, cosine) of the given rows that this index holds a vector for (a read "as
+        known at" some past instant picks its rows from the ledger's versions)."""
+        with self.lock:
+            pos = [(i, self._pos[i]) for i in ids if i in self._pos]
+            if not pos:
+                return []
+            vecs = self._vecs[[p for _, p in pos]]
+        scores = cosine_scores(vecs, query)
+        return [(i, float(sc)) for (i, _), sc in zip(pos, scores, strict=True)]
 
     def search(self, query: np.ndarray, k: int, at: float,
                spaces: tuple[str, ...] | None = None) -> list[tuple[int, float]]:

@@ -12,7 +12,7 @@ from memstrata_app.bench.generators import Question
 from memstrata_app.bench.llm import answer_level, judge
 
 
-@pytest.mark.parametrize("sub", ["perf", "ttfb"])
+@pytest.mark.parametrize("sub", ["perf", "ttfb", "embedders"])
 def test_subcommands_route_to_their_modules(sub: str, monkeypatch: pytest.MonkeyPatch) -> None:
     seen: list[list[str]] = []
     fake = types.ModuleType(f"memstrata_app.bench.{sub}")
@@ -31,6 +31,7 @@ def test_help_exits_cleanly(capsys: pytest.CaptureFixture[str]) -> None:
     assert e.value.code == 0
     out = capsys.readouterr().out
     assert "--quick" in out and "--llm" in out and "--write-docs" in out
+    assert "--embedder" in out
 
 
 def _q() -> Question:

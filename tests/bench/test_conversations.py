@@ -185,6 +185,24 @@ def test_cli_runs_an_items_set_end_to_end(
     assert t["scored_write"] == 1
 
 
+def test_cli_embedder_option_replays_with_the_static_model(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from memstrata_app.engine.embedders import static_model_dir
+
+    if not (static_model_dir() / "model.safetensors").is_file():
+        pytest.skip("the static embedder is not built (scripts/build_static_embedder.py)")
+    (tmp_path / "conversations").mkdir()
+    (tmp_path / "conversations" / "dev.json").write_text(json.dumps([_item()]))
+    monkeypatch.setattr(conv, "DATA", tmp_path)
+    assert cli.main(["conversations", "--set", "dev", "--embedder", "static", "--json"]) == 0
+    res = json.loads(capsys.readouterr().out)
+    assert res["embedder"] == "static:minilm-m2v"
+    t = res["sets"]["dev"]["totals"]
+    assert t["items"] == 1 and t["probes"] == 1 and t["engine_pass"] == 1
+    assert t["false_retirements"] == 0
+
+
 def test_a_false_retirement_fails_the_verdict_and_shows_in_the_report() -> None:
     totals = conv.summarize([])
     fr = {"item": "port-1", "line": "The auth port is 8080.", "by": ["maybe 9090?"],

@@ -6,7 +6,7 @@ import subprocess
 import sys
 
 MODULES = ["cli", "runner", "systems", "metrics", "report", "llm", "diagnostics", "verdict",
-           "provenance", "generators", "conversations", "conversations_report"]
+           "provenance", "generators", "conversations", "conversations_report", "embedders"]
 
 
 def test_the_suite_imports_neither_qt_nor_the_endpoint() -> None:

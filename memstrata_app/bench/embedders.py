@@ -1,0 +1,170 @@
+"""`memstrata bench embedders`: the embedders side by side — cold load, resident memory,
+query-embedding latency, batch throughput, size on disk.
+
+Each embedder is measured in fresh processes (one per run), so a cold load really is cold
+and one model's memory never counts against the other: the process imports the engine's
+embedders module, loads the model and embeds one sentence (*load*), reads its resident set
+(*RSS*, and *RSS over bare*: minus a process that imported the same module and loaded
+nothing), then embeds `--queries` distinct one-sentence queries one call each (*query
+p50/p95*) and `--batch` distinct sentences in one call (*batch*). Prints figures; asserts
+nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+CHILD = r"""
+import json, os, sys, time
+t0 = time.perf_counter()
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+from memstrata_app.engine.embedders import resolve_embedder
+
+def rss_mb():
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    import resource
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+spec, queries, batch = sys.argv[1], json.loads(sys.argv[2]), json.loads(sys.argv[3])
+out = {"import_s": time.perf_counter() - t0}
+if spec == "bare":
+    out["rss_mb"] = rss_mb()
+    print(json.dumps(out)); sys.exit(0)
+emb = resolve_embedder(spec)
+t = time.perf_counter()
+emb.embed(["warm up"])
+out["load_s"] = time.perf_counter() - t
+out["rss_mb"] = rss_mb()
+out["name"], out["dim"] = emb.name, int(emb.dim)
+lat = []
+for q in queries:
+    t = time.perf_counter()
+    emb.embed([q])
+    lat.append((time.perf_counter() - t) * 1000)
+out["query_ms"] = lat
+t = time.perf_counter()
+emb.embed(batch)
+out["batch_per_s"] = len(batch) / (time.perf_counter() - t)
+out["rss_end_mb"] = rss_mb()
+out["torch_loaded"] = "torch" in sys.modules
+print(json.dumps(out))
+"""
+
+
+def _texts(n: int, seed: int, kind: str) -> list[str]:
+    from .perf import ATTRS, PROSE, QUERIES, SERVICES
+
+    r = random.Random(seed)
+    out: list[str] = []
+    seen: set[str] = set()
+    while len(out) < n:
+        if kind == "query":
+            t = r.choice(QUERIES).format(s=r.choice(SERVICES), n=r.randrange(10_000))
+        elif r.random() < 0.3:
+            t = r.choice(PROSE).format(s=r.choice(SERVICES), i=r.randrange(10_000))
+        else:
+            attr, value = r.choice(ATTRS)
+            t = f"The {r.choice(SERVICES)} service {r.randrange(10_000)} {attr} {value(r)}."
+        if t not in seen:
+            seen.add(t)
+            out.append(t)
+    return out
+
+
+def _child(spec: str, queries: list[str], batch: list[str]) -> dict[str, Any]:
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run([sys.executable, "-c", CHILD, spec, json.dumps(queries),
+                           json.dumps(batch)], capture_output=True, text=True, cwd=root,
+                          check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"measuring {spec} failed:\n{done.stderr[-2000:]}")
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def _folder_mb(spec: str) -> float | None:
+    from memstrata_app.engine.embedders import local_model_dir, static_model_dir
+
+    folder = {"local": local_model_dir, "static": static_model_dir}.get(spec.split(":")[0])
+    if folder is None:
+        return None
+    return sum(p.stat().st_size for p in folder().rglob("*") if p.is_file()) / 1e6
+
+
+def _pct(xs: list[float], q: float) -> float:
+    from memstrata_app.engine.metrics import percentile
+
+    return percentile(xs, q)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="memstrata bench embedders",
+                                 description=__doc__.split("\n\n")[0])
+    ap.add_argument("--embedders", default="local,static",
+                    help='comma-separated specs (default "local,static")')
+    ap.add_argument("--queries", type=int, default=1000,
+                    help="one-sentence queries per run (default 1000)")
+    ap.add_argument("--batch", type=int, default=2000,
+                    help="sentences embedded in one call (default 2000)")
+    ap.add_argument("--runs", type=int, default=3, help="fresh processes per embedder")
+    ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--json", action="store_true", help="print the JSON result")
+    args = ap.parse_args(argv)
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    specs = [s.strip() for s in args.embedders.split(",") if s.strip()]
+    queries = _texts(args.queries, args.seed, "query")
+    batch = _texts(args.batch, args.seed + 1, "statement")
+    bare = [_child("bare", [], [])["rss_mb"] for _ in range(args.runs)]
+    bare_mb = statistics.median(bare)
+    result: dict[str, Any] = {"bare_rss_mb": bare_mb, "embedders": {},
+                              "machine": f"{os.cpu_count()} cores, {platform.machine()}, "
+                                         f"Python {platform.python_version()}"}
+    for spec in specs:
+        runs = [_child(spec, queries, batch) for _ in range(args.runs)]
+        lat = [x for r in runs for x in r["query_ms"]]
+        result["embedders"][spec] = {
+            "name": runs[0]["name"], "dim": runs[0]["dim"],
+            "import_s": statistics.median(r["import_s"] for r in runs),
+            "load_s": statistics.median(r["load_s"] for r in runs),
+            "rss_mb": statistics.median(r["rss_mb"] for r in runs),
+            "rss_end_mb": statistics.median(r["rss_end_mb"] for r in runs),
+            "query_p50_ms": _pct(lat, 50), "query_p95_ms": _pct(lat, 95),
+            "batch_per_s": statistics.median(r["batch_per_s"] for r in runs),
+            "disk_mb": _folder_mb(spec), "torch_loaded": any(r["torch_loaded"] for r in runs),
+        }
+    if args.json:
+        print(json.dumps(result, indent=2))
+        return 0
+    print(f"machine: {result['machine']}; {args.runs} fresh processes per embedder, "
+          f"{args.queries} one-sentence queries each, batch of {args.batch}")
+    hdr = ("embedder", "dim", "load (cold)", "RSS", "RSS over bare", "query p50", "query p95",
+           "batch sentences/s", "on disk", "torch loaded")
+    print("\n| " + " | ".join(hdr) + " |\n|" + "---|" * len(hdr))
+    for e in result["embedders"].values():
+        disk = f"{e['disk_mb']:.1f} MB" if e["disk_mb"] is not None else "–"
+        print(f"| `{e['name']}` | {e['dim']} | {e['load_s']:.2f} s | {e['rss_mb']:.0f} MB | "
+              f"{e['rss_mb'] - bare_mb:.0f} MB | {e['query_p50_ms']:.3f} ms | "
+              f"{e['query_p95_ms']:.3f} ms | {e['batch_per_s']:,.0f} | {disk} | "
+              f"{'yes' if e['torch_loaded'] else 'no'} |")
+    print(f"\nbare process (engine's embedders module imported, no model): {bare_mb:.0f} MB RSS; "
+          "load = first embed() in a fresh process after the import (model load + one "
+          "sentence)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
