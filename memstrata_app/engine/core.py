@@ -19,7 +19,14 @@ import apsw
 import numpy as np
 
 from . import queries, store_pg
-from .embedders import Embedder, OllamaEmbedder, resolve_embedder, shared_local_embedder
+from .embedders import (
+    STATIC_NAME,
+    Embedder,
+    OllamaEmbedder,
+    resolve_embedder,
+    shared_local_embedder,
+    shared_static_embedder,
+)
 from .extract import (
     DEFAULT_VOCABULARY,
     normalize_entity,
@@ -28,7 +35,7 @@ from .extract import (
     text_hash,
 )
 from .files import private_ledger
-from .governance import RESTRICTED
+from .governance import RESTRICTED, check_label
 from .index import IndexUpdate, VectorIndex
 from .metrics import Metrics
 from .privacy import PrivacyOps, flag_secret_rows
@@ -163,8 +170,12 @@ class MemoryEngine(WriteOps, PrivacyOps):
             emb: Embedder
             if embedder == "auto" and "embedder" in recorded:
                 name = recorded["embedder"]
-                emb = (OllamaEmbedder(name.split(":", 1)[1], ollama_host)
-                       if name.startswith("ollama:") else shared_local_embedder())
+                if name.startswith("ollama:"):
+                    emb = OllamaEmbedder(name.split(":", 1)[1], ollama_host)
+                elif name == STATIC_NAME:
+                    emb = shared_static_embedder()
+                else:
+                    emb = shared_local_embedder()
             else:
                 emb = resolve_embedder(embedder, ollama_host)
             if "embedder" in recorded and recorded["embedder"] != emb.name:
@@ -245,17 +256,20 @@ class MemoryEngine(WriteOps, PrivacyOps):
 
     # --- write path ----------------------------------------------------------------------
     def ingest(self, text: str, source: str = "api", at: datetime | None = None,
-               space: str | None = None) -> IngestResult:
+               space: str | None = None, label: str | None = None) -> IngestResult:
         """Split `text` into statements and apply each to the ledger in one transaction.
 
-        `space`: the project the statements belong to (default: the global space)."""
+        `space`: the project the statements belong to (default: the global space).
+        `label`: the rows' permission label, "normal" (default), "sensitive" or
+        "restricted" (never injected nor returned by retrieve; audit views show it)."""
         if not isinstance(text, str):
             raise EngineError("ingest takes text (a string)")
+        lab = _label(label)
         t0 = time.perf_counter()
         at_ts = to_ts(to_utc(at))
         assert at_ts is not None
         sents, skipped = statements(text, at_ts, commit=source == "git")
-        prepared = self._prepare(sents, source, space=_space(space))
+        prepared = self._prepare(sents, source, space=_space(space), label=lab)
         per_statement = self._write(prepared) if prepared else []
         self.metrics.record("ingest", (time.perf_counter() - t0) * 1000)
         result = IngestResult(tuple(a for acts in per_statement for a in acts), tuple(skipped))
@@ -266,11 +280,12 @@ class MemoryEngine(WriteOps, PrivacyOps):
     def ingest_many(self, items: Iterable[str | tuple[str, datetime | None]],
                     source: str = "import", progress: Progress | None = None,
                     cancel: threading.Event | None = None,
-                    space: str | None = None) -> list[IngestResult]:
+                    space: str | None = None, label: str | None = None) -> list[IngestResult]:
         """Ingest many texts in batches (batched embedding, one transaction per batch).
 
         Cancelling keeps the batches already committed and raises Cancelled.
         """
+        lab = _label(label)
         work = [(it, None) if isinstance(it, str) else it for it in items]
         total = len(work)
         into = _space(space)
@@ -303,7 +318,7 @@ class MemoryEngine(WriteOps, PrivacyOps):
                 chunk.append((text, ts))
             per_text = statements_many(chunk, commit=source == "git")
             prepared = self._prepare([s for sents, _ in per_text for s in sents], source,
-                                     space=into)
+                                     space=into, label=lab)
             if pending is not None:
                 collect(pending)
             pending = (self._submit_statements(prepared), per_text, min(start + BATCH, total))
@@ -315,14 +330,16 @@ class MemoryEngine(WriteOps, PrivacyOps):
 
     @overload
     def _prepare(self, sentences: list[Sentence], source: str, *,
-                 space: str = GLOBAL) -> list[Statement]: ...
+                 space: str = GLOBAL, label: str = "normal") -> list[Statement]: ...
 
     @overload
     def _prepare(self, sentences: list[Sentence], source: str,
-                 extra: str, *, space: str = GLOBAL) -> tuple[list[Statement], np.ndarray]: ...
+                 extra: str, *, space: str = GLOBAL,
+                 label: str = "normal") -> tuple[list[Statement], np.ndarray]: ...
 
     def _prepare(self, sentences: list[Sentence], source: str,
-                 extra: str | None = None, *, space: str = GLOBAL) -> Any:
+                 extra: str | None = None, *, space: str = GLOBAL,
+                 label: str = "normal") -> Any:
         """Hashing and embedding happen here, outside the writer's transaction.
 
         `extra` (a query) is embedded in the same batch; its vector is returned too.
@@ -336,7 +353,7 @@ class MemoryEngine(WriteOps, PrivacyOps):
         vectors: Any = self.embedder.embed(batch) if batch else []
         vecs = dict(zip(to_embed, vectors, strict=False))
         prepared = [Statement(s, h, exts, vecs.get(s), at, source, note,  # type: ignore[arg-type]
-                              space)
+                              space, label)
                     for (s, at, exts, note), h in zip(sentences, hashes, strict=True)]
         return prepared if extra is None else (prepared, vectors[-1])
 
@@ -399,13 +416,21 @@ class MemoryEngine(WriteOps, PrivacyOps):
 
     # --- read path -----------------------------------------------------------------------
     def retrieve(self, query: str, k: int = 5, as_of: datetime | None = None,
-                 space: str | None = None) -> list[Hit]:
+                 space: str | None = None, known_at: datetime | None = None) -> list[Hit]:
         """Cosine top-k over the facts valid at `as_of` (default now), as original sentences.
 
-        `space`: a project's facts plus the global ones (default: every space)."""
+        `space`: a project's facts plus the global ones (default: every space).
+        `known_at`: read the ledger as it was known at that instant (transaction time):
+        statements recorded later, and later corrections, are not seen; `as_of` then
+        defaults to `known_at` ("what would it have said then?"). Each hit's validity and
+        status are those known at that instant."""
         _check_query(query, k)
         t0 = time.perf_counter()
-        hits = self._search(self.embedder.embed([query])[0], k, as_of, _spaces(space))
+        qv = self.embedder.embed([query])[0]
+        if known_at is not None:
+            hits = self._search_known(qv, k, as_of, known_at, _spaces(space))
+        else:
+            hits = self._search(qv, k, as_of, _spaces(space))
         self.metrics.record("retrieve", (time.perf_counter() - t0) * 1000)
         return hits
 
@@ -458,6 +483,42 @@ class MemoryEngine(WriteOps, PrivacyOps):
             seen.add(a.text)
             hits.append(Hit(a.text, score, a.id, a.subject, a.relation, a.object, a.valid_from,
                             a.valid_to, a.recorded_at, a.status, a.source))
+            if len(hits) == k:
+                break
+        return hits
+
+    def _search_known(self, qv: np.ndarray, k: int, as_of: datetime | None,
+                      known_at: datetime, spaces: tuple[str, ...] | None) -> list[Hit]:
+        known = to_ts(to_utc(known_at))
+        at = to_ts(to_utc(as_of)) if as_of is not None else known
+        assert known is not None and at is not None
+        if known > time.time() + 1:
+            raise EngineError("known_at is in the future: the ledger can only say what it "
+                              "knew up to now")
+        space_sql = (f" AND a.space IN ({','.join('?' * len(spaces))})" if spaces else "")
+        rows = self._readers.query(
+            "SELECT v.row_id, v.status, v.valid_from, v.valid_to FROM row_versions v"
+            " JOIN (SELECT row_id, max(vid) AS vid FROM row_versions WHERE at <= ?"
+            " GROUP BY row_id) m ON m.vid = v.vid JOIN assertions a ON a.id = v.row_id"
+            " WHERE v.status IN ('active', 'superseded', 'plain', 'retracted')"
+            " AND v.label != 'restricted' AND a.label != 'restricted'"
+            " AND v.valid_from <= ? AND (v.valid_to IS NULL OR ? < v.valid_to)" + space_sql,
+            (known, at, at, *(spaces or ())))
+        state = {int(r[0]): (Status(str(r[1])), float(r[2]),
+                             None if r[3] is None else float(r[3])) for r in rows}
+        index = self._sync_index()
+        scored = sorted(index.score_ids(qv, list(state)), key=lambda p: -p[1])[: k * 3]
+        current = self._rows([i for i, _ in scored])
+        hits: list[Hit] = []
+        seen: set[str] = set()
+        for row_id, score in scored:
+            a = current.get(row_id)
+            if a is None or not a.text or a.text in seen:
+                continue  # erased since (purged or redacted): not brought back
+            seen.add(a.text)
+            status, vf, vt = state[row_id]
+            hits.append(Hit(a.text, score, a.id, a.subject, a.relation, a.object, _dt(vf),
+                            None if vt is None else _dt(vt), a.recorded_at, status, a.source))
             if len(hits) == k:
                 break
         return hits
@@ -798,6 +859,13 @@ class MemoryEngine(WriteOps, PrivacyOps):
                 unreadable(i)
             else:
                 yield row
+
+
+def _label(label: str | None) -> str:
+    try:
+        return check_label(label)
+    except ValueError as e:
+        raise EngineError(str(e)) from None
 
 
 def _space(name: str | None) -> str:

@@ -37,6 +37,7 @@ class Statement:
     source: str
     note: str = ""  # "note:hedge" / "note:plan": stored as a note, never keyed
     space: str = GLOBAL
+    label: str = "normal"  # permission label (governance.py)
 
 
 @dataclass(frozen=True, slots=True)

@@ -101,6 +101,7 @@ class WriteOps:
                         st: Statement) -> list[IngestAction]:
         """Duplicate short-circuit, then plain fact or one decision per extraction."""
         ctx.space = st.space
+        ctx.label = st.label
         dup = find_duplicate(ctx, st.text_hash)
         if dup is not None:
             reinforce(ctx, dup)
