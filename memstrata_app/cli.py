@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from . import __version__, paths
-from .settings import Settings
+from .settings import Settings, apply_governance
 
 log = logging.getLogger("memstrata")
 
@@ -102,6 +102,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--at", metavar="TIME",
                    help=f"when it was said (default now). TIME is {TIME_FORMATS}")
     s.add_argument("--source", help="who said it (default: cli; git with --git-log)")
+    s.add_argument("--label", choices=("normal", "sensitive", "restricted"),
+                   help="permission label of the stored rows (default normal; restricted "
+                        "rows are never injected nor returned by query)")
     s.add_argument("--json", action="store_true", help="machine-readable output")
 
     s = sub.add_parser(
@@ -125,6 +128,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--as-of", metavar="TIME",
                    help=f"answer with the facts valid at TIME (default now). TIME is "
                         f"{TIME_FORMATS}")
+    s.add_argument("--known-at", metavar="TIME",
+                   help="answer as the ledger knew it at TIME (transaction time: statements "
+                        "recorded later, and later corrections, unseen); --as-of then "
+                        "defaults to TIME")
     s.add_argument("--json", action="store_true")
 
     s = sub.add_parser("history", help="a fact's supersession chain, oldest first",
@@ -184,6 +191,59 @@ def build_parser() -> argparse.ArgumentParser:
                                         "with it")
     s.add_argument("--reason", default="purged", help="why (kept on the tombstone)")
     s.add_argument("-y", "--yes", action="store_true", help="do not ask for confirmation")
+    s.add_argument("--json", action="store_true")
+
+    s = sub.add_parser(
+        "redact", help="erase a row's sentence, value and vector; keep its key and interval",
+        description="Erase the sentence, value and vector of a row (and of every row made from "
+                    "the same sentence) from the ledger file, keeping the key, the validity "
+                    "interval and the row's place in its key's history. The sentence is never "
+                    "stored again. `purge` also ends the row; this keeps it in the chain.")
+    s.add_argument("id", type=int, help="the row's id")
+    s.add_argument("--reason", default="redacted", help="why (kept on the row)")
+    s.add_argument("-y", "--yes", action="store_true", help="do not ask for confirmation")
+    s.add_argument("--json", action="store_true")
+
+    for verb, what in (("hold", "put a row or a key on legal hold (no expiry, purge or "
+                                "redaction until released)"),
+                       ("release", "lift a legal hold from a row or a key")):
+        s = sub.add_parser(verb, help=what)
+        s.add_argument("id", type=int, nargs="?", help="the row's id (or --key)")
+        s.add_argument("--key", help='a key as history shows it ("auth service::port")')
+        if verb == "hold":
+            s.add_argument("--reason", default="legal hold", help="why (shown on the row)")
+            s.add_argument("--list", action="store_true", help="list every hold instead")
+        s.add_argument("--json", action="store_true")
+
+    s = sub.add_parser(
+        "contest", help="mark a current fact wrong in review (optionally with the right value)",
+        description="A reviewer's correction: the fact stops being valid now and stays in its "
+                    "key's history with the reason; with --value, a reviewer-stated row holds "
+                    "the key's value from now on.")
+    s.add_argument("id", type=int, help="the current fact's id")
+    s.add_argument("--reason", required=True, help="why it is wrong")
+    s.add_argument("--value", help="the right value, when known")
+    s.add_argument("--json", action="store_true")
+
+    s = sub.add_parser("label", help="set a row's permission label (normal, sensitive, "
+                                     "restricted)")
+    s.add_argument("id", type=int, help="the row's id (every row of its sentence changes)")
+    s.add_argument("label", choices=("normal", "sensitive", "restricted"),
+                   help="normal, sensitive (served, marked) or restricted (never served)")
+    s.add_argument("--json", action="store_true")
+
+    s = sub.add_parser("expire", help="apply the retention rules now (the endpoint does it "
+                                      "hourly)")
+    s.add_argument("--json", action="store_true")
+
+    s = sub.add_parser(
+        "audit", help="the injection log: what the endpoint injected into each request, and why",
+        description="Each request the endpoint served: the facts injected, the stale ones left "
+                    "out (and which row retired each), the settings in force. Without ID, the "
+                    "latest entries.")
+    s.add_argument("id", type=int, nargs="?", help="one entry, in full")
+    s.add_argument("--since", metavar="TIME", help=f"entries from TIME on ({TIME_FORMATS})")
+    s.add_argument("-n", type=int, default=20, help="how many entries (default 20)")
     s.add_argument("--json", action="store_true")
 
     s = sub.add_parser("export", help="write every ledger row (or a space's) as JSON",
@@ -270,6 +330,17 @@ EXAMPLES = {name: "examples:\n" + "\n".join(f"  memstrata {line}" for line in li
                    'quarantine approve 7 --subject "orders API"', "quarantine reject 8"],
     "forget": ["forget 12"],
     "purge": ['purge 12 --reason "pasted a key"', "purge 12 --yes"],
+    "redact": ['redact 12 --reason "customer name"', "redact 12 --yes"],
+    "hold": ['hold 12 --reason "incident 4411"', 'hold --key "auth service::port"',
+             "hold --list"],
+    "release": ["release 12", 'release --key "auth service::port"'],
+    "contest": ['contest 17 --reason "it is 7001, see the compose file" --value 7001',
+                'contest 17 --reason "never true"'],
+    "label": ["label 12 restricted", "label 12 normal"],
+    "expire": ["expire", "expire --json"],
+    "audit": ["audit", "audit 42", 'audit --since "2026-11-24" -n 50'],
+    "push": ["push postgresql://dana@db.internal/memstrata --space shop"],
+    "pull": ["pull postgresql://dana@db.internal/memstrata --space shop"],
     "export": ["export -o ledger.json", "export --jsonl -o ledger.jsonl",
                "export --space shop -o shop.json"],
     "import": ["import ledger.jsonl", "--db copy.db --create import ledger.jsonl",
@@ -335,6 +406,7 @@ def open_engine(args: argparse.Namespace) -> Iterator[Any]:
     with MemoryEngine.open(db, embedder=args.embedder or settings["embedder"],
                            quarantine_threshold=settings["quarantine_threshold"],
                            ollama_host=settings["ollama_url"]) as eng:
+        apply_governance(eng, settings)
         yield eng
 
 
@@ -531,7 +603,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         raise CliError("nothing to ingest: the text is empty")
     at = parse_at(args.at)
     space = space_of(args)
-    remote = running_endpoint(args)
+    remote = running_endpoint(args) if not args.label else None
     if remote is not None:
         body = {"text": text, "source": args.source or "cli", "space": space,
                 "at": at.isoformat() if at else None}
@@ -545,7 +617,8 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         print_understood(res, text, old_values=olds)
         return 0
     with open_engine(args) as eng:
-        res = eng.ingest(text, source=args.source or "cli", at=at, space=space)
+        res = eng.ingest(text, source=args.source or "cli", at=at, space=space,
+                         label=args.label)
         olds = {} if args.json else understood().retired_values(eng, [res])
     if args.json:
         emit_json(res.to_dict())
@@ -684,16 +757,18 @@ def cmd_query(args: argparse.Namespace) -> int:
     if args.k < 1:
         raise CliError("-k must be at least 1")
     as_of = parse_at(args.as_of, "--as-of")
+    known_at = parse_at(args.known_at, "--known-at")
     space = space_of(args)
     remote = running_endpoint(args)
     if remote is not None:
         hits = remote.call("POST", "/memstrata/v1/query", {
             "query": args.query, "k": args.k, "space": space,
-            "as_of": as_of.isoformat() if as_of else None})["hits"]
+            "as_of": as_of.isoformat() if as_of else None,
+            "known_at": known_at.isoformat() if known_at else None})["hits"]
     else:
         with open_engine(args) as eng:
             hits = [h.to_dict() for h in eng.retrieve(args.query, k=args.k, as_of=as_of,
-                                                      space=space)]
+                                                      space=space, known_at=known_at)]
     if args.json:
         emit_json(hits)
         return 0
@@ -939,6 +1014,123 @@ def cmd_purge(args: argparse.Namespace) -> int:
     return 0
 
 
+def _confirm(prompt: str, args: argparse.Namespace) -> bool:
+    if args.yes or not sys.stdin.isatty():
+        return True
+    try:
+        return input(prompt).strip().lower() in ("y", "yes")
+    except EOFError:
+        return False
+
+
+def cmd_redact(args: argparse.Namespace) -> int:
+    with open_engine(args) as eng:
+        a = eng.get(args.id)
+        if not _confirm(f"#{a.id}: “{a.text}”\nRedact erases this sentence, its value and its "
+                        "vector (its key and interval stay). Redact? [y/N] ", args):
+            print("nothing redacted", file=sys.stderr)
+            return 1
+        rows = eng.redact(args.id, reason=args.reason)
+    if args.json:
+        emit_json([r.to_dict() for r in rows])
+        return 0
+    for r in rows:
+        print(f"redacted #{r.id}: {r.key or '(plain fact)'}  {fmt_time(r.valid_from)} → "
+              f"{fmt_time(r.valid_to)}  {r.status.value}  ({r.reason})")
+    return 0
+
+
+def _hold_target(args: argparse.Namespace) -> tuple[int | None, str | None]:
+    if (args.id is None) == (args.key is None):
+        raise CliError("give a row id or --key KEY (one of them)")
+    return args.id, args.key
+
+
+def cmd_hold(args: argparse.Namespace) -> int:
+    with open_engine(args) as eng:
+        if args.list:
+            holds = eng.holds()
+            if args.json:
+                emit_json(holds)
+            for h in holds if not args.json else ():
+                what = f"#{h['row']}" if "row" in h else f"key {h['key']}"
+                print(f"{what}: {h['reason']}")
+            if not holds and not args.json:
+                print("no holds")
+            return 0
+        rid, key = _hold_target(args)
+        eng.hold(rid, key, reason=args.reason)
+    print(f"on legal hold: {f'#{rid}' if rid is not None else f'key {key}'} ({args.reason})")
+    return 0
+
+
+def cmd_release(args: argparse.Namespace) -> int:
+    rid, key = _hold_target(args)
+    with open_engine(args) as eng:
+        eng.release_hold(rid, key)
+    print(f"hold released: {f'#{rid}' if rid is not None else f'key {key}'}")
+    return 0
+
+
+def cmd_contest(args: argparse.Namespace) -> int:
+    with open_engine(args) as eng:
+        rows = eng.contest(args.id, args.reason, right_value=args.value)
+    if args.json:
+        emit_json([r.to_dict() for r in rows])
+        return 0
+    print(f"contested #{rows[0].id}: {rows[0].status.value}, valid until "
+          f"{fmt_time(rows[0].valid_to)} ({rows[0].reason})")
+    if len(rows) > 1:
+        print(f"now: #{rows[1].id} {rows[1].subject} · {rows[1].relation} = {rows[1].object}"
+              " (stated in review)")
+    return 0
+
+
+def cmd_label(args: argparse.Namespace) -> int:
+    with open_engine(args) as eng:
+        a = eng.set_label(args.id, args.label)
+    if args.json:
+        emit_json(a.to_dict())
+    else:
+        print(f"#{a.id} is {a.label}")
+    return 0
+
+
+def cmd_expire(args: argparse.Namespace) -> int:
+    with open_engine(args) as eng:
+        done = eng.expire()
+    if args.json:
+        emit_json([{"id": i, "done": what} for i, what in done])
+    else:
+        print(f"{len(done)} row(s) expired" + "".join(f"\n  #{i} {w}" for i, w in done))
+    return 0
+
+
+def cmd_audit(args: argparse.Namespace) -> int:
+    since = parse_at(args.since, "--since")
+    with open_engine(args) as eng:
+        entries = ([eng.injection(args.id)] if args.id is not None
+                   else eng.injections(since=since, limit=args.n))
+    if args.json:
+        emit_json(entries)
+        return 0
+    if not entries:
+        print("no logged requests" + (" since then" if since else ""))
+    for e in entries:
+        print(f"#{e['id']}  {fmt_time(e['at'])}  {e['api']}  model {e['model'] or '-'}  "
+              f"space {e['space'] or 'global'}  tool {e['tool'] or '-'}")
+        for f in e["injected"]:
+            text = "[erased]" if f.get("erased") else f"“{f['text']}”"
+            print(f"    injected  #{f['id']:<6} {f['score']:.3f}  {text}")
+        for f in e["filtered"]:
+            text = "[erased]" if f.get("erased") else f"“{f['text']}”"
+            by = f" (retired by #{f['retired_by']})" if f.get("retired_by") else ""
+            print(f"    left out  #{f['id']:<6} {f['score']:.3f}  {text}{by}")
+        if args.id is not None:
+            print(f"    settings  {json.dumps(e['settings'], sort_keys=True)}")
+    return 0
+
+
 def cmd_export(args: argparse.Namespace) -> int:
     lost: list[int] = []  # ids a damaged ledger could not give back
     space = space_of(args)
@@ -1181,6 +1373,8 @@ COMMANDS = {
     "quarantine": cmd_quarantine, "forget": cmd_forget, "purge": cmd_purge,
     "export": cmd_export,
     "import": cmd_import, "push": cmd_push, "pull": cmd_pull, "reindex": cmd_reindex,
+    "redact": cmd_redact, "hold": cmd_hold, "release": cmd_release, "contest": cmd_contest,
+    "label": cmd_label, "expire": cmd_expire, "audit": cmd_audit,
     "vocab": cmd_vocab, "stats": cmd_stats,
     "serve": cmd_serve, "mcp": cmd_mcp, "token": cmd_token,
 }

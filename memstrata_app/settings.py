@@ -73,6 +73,28 @@ def _model(v: Any) -> str:
     return s
 
 
+def _authority_order(v: Any) -> str:
+    from .engine.governance import parse_authority_order
+
+    return " > ".join(parse_authority_order(str(v)))
+
+
+def _retention(v: Any) -> str:
+    from .engine.governance_ops import parse_retention
+
+    parse_retention(str(v))
+    return str(v).strip()
+
+
+def apply_governance(engine: Any, settings: Any) -> None:
+    """The settings' authority order and retention rules, in force on `engine`."""
+    from .engine.governance import parse_authority_order
+    from .engine.governance_ops import parse_retention
+
+    engine.authority_order = parse_authority_order(str(settings.get("authority_order")))
+    engine.retention = parse_retention(str(settings.get("retention")))
+
+
 def _ledger(v: Any) -> str:
     """Empty (the data folder's ledger), a file path, or a PostgreSQL URI without a password
     (settings.json is not a place for one: ~/.pgpass or PGPASSWORD hold it)."""
@@ -136,6 +158,16 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("judge_threshold", 0.8,
             "New prose at least this similar (cosine) to an active fact is put to the "
             "extraction model as a possible update of it.", _range(0.0, 1.0, float)),
+    Setting("audit_log_days", 30,
+            "Days the injection log keeps each served request (which facts were injected, "
+            "which were left out as stale); 0 keeps no log.", _range(0, 3650, int)),
+    Setting("authority_order", "reviewer > user > import > tool > assistant",
+            "Whose statement may retire whose value on its own, highest first; a lower one "
+            "goes to review.", _authority_order),
+    Setting("retention", "assistant=90d",
+            "Retention rules: AUTHORITY[/LABEL]=DAYSd[:retire|purge], comma-separated; an "
+            "unconfirmed row past its days is retired (or purged); empty keeps everything.",
+            _retention),
     Setting("start_at_login", False, "Start MemStrata when you log in.", _bool),
     Setting("start_endpoint", True, "Start the local endpoint when the app starts.", _bool),
 )

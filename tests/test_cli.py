@@ -548,3 +548,40 @@ def test_ingest_and_query_go_through_a_running_serve_without_loading_the_model(t
     assert not (home / "endpoint.json").exists()
     out, err = cli("query", "auth service port")  # the endpoint is gone: direct again
     assert "RESULT 0 ['torch'" in err and "9090" in out
+
+
+def test_governance_commands(run):
+    import time
+
+    run("ingest", "The billing service port is 7000.", "--at", "2026-01-05")
+    time.sleep(0.05)
+    from datetime import UTC, datetime
+
+    then = datetime.now(UTC).isoformat()
+    time.sleep(0.05)
+    run("ingest", "The staging DB host is db-stg-2.", "--label", "restricted")
+    code, out, _ = run("query", "staging DB host", "--json")
+    assert code == 0 and all("db-stg-2" not in h["text"] for h in json.loads(out))
+    code, out, _ = run("query", "billing service port", "--known-at", then, "--json")
+    assert [h["text"] for h in json.loads(out)] == ["The billing service port is 7000."]
+    code, out, _ = run("history", "billing service", "port", "--json")
+    rid = json.loads(out)[-1]["id"]
+    code, out, _ = run("hold", str(rid), "--reason", "audit 7")
+    assert code == 0 and "on legal hold" in out
+    code, _, err = run("redact", str(rid), "--yes")
+    assert code == 1 and "legal hold" in err
+    assert run("release", str(rid))[0] == 0
+    code, out, _ = run("contest", str(rid), "--reason", "it is 7001, see the compose file",
+                       "--value", "7001", "--json")
+    rows = json.loads(out)
+    assert rows[0]["status"] == "superseded" and rows[1]["object"] == "7001"
+    code, out, _ = run("redact", str(rows[1]["id"]), "--yes", "--json")
+    assert code == 0 and json.loads(out)[0]["text"] == ""
+    code, out, _ = run("label", str(rid), "sensitive")
+    assert code == 0 and "sensitive" in out
+    code, out, _ = run("expire")
+    assert code == 0 and "0 row(s) expired" in out
+    code, out, _ = run("audit")
+    assert code == 0 and "no logged requests" in out
+    code, _, err = run("hold")
+    assert code == 1 and "row id or --key" in err

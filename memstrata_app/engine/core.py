@@ -35,7 +35,8 @@ from .extract import (
     text_hash,
 )
 from .files import private_ledger
-from .governance import RESTRICTED, check_label
+from .governance import DEFAULT_AUTHORITY_ORDER, RESTRICTED, check_label
+from .governance_ops import GovernanceOps, RetentionRule
 from .index import IndexUpdate, VectorIndex
 from .metrics import Metrics
 from .privacy import PrivacyOps, flag_secret_rows
@@ -93,7 +94,7 @@ Sentence = tuple[str, float, tuple[Extraction, ...], str]
 BATCH = 256
 
 
-class MemoryEngine(WriteOps, PrivacyOps):
+class MemoryEngine(WriteOps, PrivacyOps, GovernanceOps):
     """A bi-temporal ledger of facts: ingest statements, retrieve what is valid at T."""
 
     def __init__(self, path: Path | str, embedder: Embedder, writer: Any, readers: Any,
@@ -110,6 +111,10 @@ class MemoryEngine(WriteOps, PrivacyOps):
         self._closed = False
         self.llm_tier: LlmTier | None = None  # the Ollama tier, when enabled
         self.author = writer_name()  # recorded on every row this engine writes
+        # governance (docs/GOVERNANCE.md): who may retire whose values, and how long
+        # unconfirmed rows are kept
+        self.authority_order: tuple[str, ...] = DEFAULT_AUTHORITY_ORDER
+        self.retention: tuple[RetentionRule, ...] = ()
         self._listener: store_pg.Listener | None = None
         self._remote_hooks: list[Callable[[int], None]] = []
         self._own_gen = -1  # the last generation this engine wrote
@@ -453,7 +458,8 @@ class MemoryEngine(WriteOps, PrivacyOps):
         prepared, qv = self._prepare(sents, source, extra=query, space=_space(space))
         per_statement = self._write(prepared) if prepared else []
         t1 = time.perf_counter()
-        hits = self._search(qv, k, None, _spaces(space))
+        stale: list[tuple[int, float]] = []
+        hits = self._search(qv, k, None, _spaces(space), stale)
         t2 = time.perf_counter()
         ingest_ms, retrieve_ms = (t1 - t0) * 1000, (t2 - t1) * 1000
         self.metrics.record("ingest", ingest_ms)
@@ -461,14 +467,19 @@ class MemoryEngine(WriteOps, PrivacyOps):
         result = IngestResult(tuple(a for acts in per_statement for a in acts), tuple(skipped))
         if self.llm_tier is not None:
             self.llm_tier.offer(result)
-        return TurnRecall(result, hits, ingest_ms, retrieve_ms)
+        by = {r[0]: r[1] for r in self._readers.query(
+            f"SELECT id, superseded_by FROM assertions WHERE id IN ({','.join('?' * len(stale))})",
+            [i for i, _ in stale])} if stale else {}
+        filtered = tuple((i, sc, by.get(i)) for i, sc in stale[:k] if i in by)
+        return TurnRecall(result, hits, ingest_ms, retrieve_ms, filtered)
 
     def _search(self, qv: np.ndarray, k: int, as_of: datetime | None,
-                spaces: tuple[str, ...] | None = None) -> list[Hit]:
+                spaces: tuple[str, ...] | None = None,
+                stale: list[tuple[int, float]] | None = None) -> list[Hit]:
         at = to_ts(to_utc(as_of))
         assert at is not None
         index = self._sync_index()
-        pairs = index.search(qv, k * 3, at, spaces)
+        pairs = index.search(qv, k * 3, at, spaces, stale)
         rows = self._rows([i for i, _ in pairs])
         hits: list[Hit] = []
         seen: set[str] = set()
@@ -667,8 +678,11 @@ class MemoryEngine(WriteOps, PrivacyOps):
 
     # --- the writer's plumbing -----------------------------------------------------------
     def _context(self, conn: apsw.Connection, vocab: dict[str, Cardinality]) -> WriteContext:
-        return WriteContext(conn, time.time(), self.quarantine_threshold, vocab,
-                            author=self.author)
+        now = time.time()
+        return WriteContext(conn, now, self.quarantine_threshold, vocab, author=self.author,
+                            authority_order=self.authority_order,
+                            expires=(lambda auth, label: self.expires_for(auth, label, now))
+                            if self.retention else None)
 
     @staticmethod
     def _bump(conn: apsw.Connection) -> int:

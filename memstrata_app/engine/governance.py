@@ -91,3 +91,14 @@ def labels_of(ctx: WriteContext, ids: Iterable[int]) -> list[str]:
         return []
     return [r[0] for r in ctx.q(
         f"SELECT label FROM assertions WHERE id IN ({','.join('?' * len(ids))})", tuple(ids))]
+
+
+def authorities(ctx: WriteContext, ids: Iterable[int]) -> list[tuple[int, str]]:
+    """(id, authority) of rows; a row from before authorities were kept counts as the
+    user's."""
+    ids = [int(i) for i in ids]
+    if not ids:
+        return []
+    return [(int(r[0]), r[1] or authority_of(r[2])) for r in ctx.q(
+        f"SELECT id, authority, source FROM assertions WHERE id IN ({','.join('?' * len(ids))})",
+        tuple(ids))]

@@ -145,9 +145,12 @@ class VectorIndex:
         return [(i, float(sc)) for (i, _), sc in zip(pos, scores, strict=True)]
 
     def search(self, query: np.ndarray, k: int, at: float,
-               spaces: tuple[str, ...] | None = None) -> list[tuple[int, float]]:
+               spaces: tuple[str, ...] | None = None,
+               stale: list[tuple[int, float]] | None = None) -> list[tuple[int, float]]:
         """Top-k (id, cosine) among rows retrievable and valid at `at` (unix seconds), in
-        `spaces` when given (every space otherwise)."""
+        `spaces` when given (every space otherwise). `stale`, when given, receives the top-k
+        of the rows left out for not being valid at `at` (what plain retrieval would have
+        served), from the same scores."""
         with self.lock:
             n = self._n
             if n == 0 or k <= 0:
@@ -160,9 +163,18 @@ class VectorIndex:
             if valid == 0:
                 return []
             scores = cosine_scores(self._vecs[:n], query)  # one pass; masking is cheaper
+            ids = self._ids[:n]
+            if stale is not None:
+                left = self._ok[:n] & ~mask if spaces is None else (
+                    self._ok[:n] & ~mask & np.isin(self._space[:n], codes))
+                if left.any():
+                    cand = np.flatnonzero(left)
+                    if cand.size > k:
+                        cand = cand[np.argpartition(-scores[cand], k - 1)[:k]]
+                    top = cand[np.argsort(-scores[cand], kind="stable")]
+                    stale.extend((int(ids[i]), float(scores[i])) for i in top)
             if valid < n:  # than gathering the valid rows into a copy first
                 scores[~mask] = -np.inf
-            ids = self._ids[:n]
         k = min(k, valid)
         top = np.argpartition(-scores, k - 1)[:k] if k < scores.size else np.arange(scores.size)
         top = top[np.argsort(-scores[top], kind="stable")]

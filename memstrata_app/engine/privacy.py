@@ -124,6 +124,13 @@ class PrivacyOps:
                 raise EngineError(f"assertion {assertion_id} is already purged")
             ids = sorted({assertion_id, *(r[0] for r in ctx.q(
                 "SELECT id FROM assertions WHERE text_hash=?", (row[0][0],)))})
+            from .governance_ops import held, mark_erased
+
+            for rid in ids:
+                h = held(ctx, rid)
+                if h:
+                    raise EngineError(f"cannot purge #{rid}: {h}")
+            mark_erased(ctx, row[0][0], "purged")
             secure = int(scalar(conn, "PRAGMA secure_delete"))
             conn.execute("PRAGMA secure_delete=ON")  # freed bytes are zeroed, not left behind
             try:

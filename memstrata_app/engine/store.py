@@ -161,6 +161,8 @@ MIGRATIONS: list[str] = [
         query_sha TEXT
     );
     CREATE INDEX ix_injections_at ON injections(at);
+    -- sentences erased by purge or redaction: never stored again (hashes, not text)
+    CREATE TABLE erased (text_hash TEXT PRIMARY KEY, at REAL NOT NULL, how TEXT NOT NULL);
     """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)

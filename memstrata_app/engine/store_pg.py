@@ -125,6 +125,9 @@ CREATE TABLE IF NOT EXISTS injections (
     injected TEXT NOT NULL, filtered TEXT NOT NULL, query_sha TEXT
 );
 CREATE INDEX IF NOT EXISTS ix_injections_at ON injections(at);
+CREATE TABLE IF NOT EXISTS erased (
+    text_hash TEXT COLLATE "C" PRIMARY KEY, at DOUBLE PRECISION NOT NULL, how TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS changes (gen BIGINT NOT NULL, row_id BIGINT NOT NULL);
 CREATE INDEX IF NOT EXISTS ix_changes_gen ON changes(gen);
 INSERT INTO meta(k, v) VALUES ('generation', '0') ON CONFLICT (k) DO NOTHING;
@@ -135,7 +138,7 @@ SCHEMA_LOCK = 0x6D656D73  # "mems": one client at a time creates or migrates the
 _PREMADE = ("flags", "llm_tier")
 # INSERT OR REPLACE: the conflict target of each table it is used on
 _PRIMARY = {"meta": "k", "llm_tier": "row_id", "vocabulary": "relation",
-            "flags": "assertion_id, kind"}
+            "flags": "assertion_id, kind", "erased": "text_hash", "key_holds": "key"}
 
 
 def is_dsn(spec: object) -> bool:

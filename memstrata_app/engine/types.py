@@ -33,6 +33,7 @@ class Action(StrEnum):
     PROSE = "prose"  # no clean assertion: stored as a plain fact
     HISTORY = "history"  # late-arriving older statement, filed into the past
     RETRACTED = "retracted"  # an explicit removal retired a value
+    REFUSED = "refused"  # not stored: the sentence was erased (purge, redaction) before
 
 
 class Cardinality(StrEnum):
@@ -228,6 +229,8 @@ class TurnRecall:
     hits: list[Hit]
     ingest_ms: float
     retrieve_ms: float
+    # the closest rows left out because they are no longer valid: (id, score, retired by)
+    filtered: tuple[tuple[int, float, int | None], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

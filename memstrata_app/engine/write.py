@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import apsw
 import numpy as np
 
-from .governance import RESTRICTED, authority_of, record_version
+from .governance import DEFAULT_AUTHORITY_ORDER, RESTRICTED, authority_of, record_version
 from .index import IndexUpdate
 from .types import Action, AssertionId, Cardinality, Extraction, IngestAction, Status
 
@@ -81,6 +81,8 @@ class WriteContext:
     author: str | None = None  # who writes: "user@machine"
     label: str = "normal"  # the permission label of what this job writes
     expires: Callable[[str, str], float | None] | None = None  # retention: (authority, label)
+    authority_order: tuple[str, ...] = DEFAULT_AUTHORITY_ORDER  # highest first
+    authority: str | None = None  # of the statement being written
 
     def serve(self, status: Status | str, label: str | None) -> bool:
         """Whether the read path may serve a row in this state (restricted: never)."""
@@ -142,9 +144,12 @@ def insert_row(ctx: WriteContext, *, kind: str, text: str, text_hash: str, sourc
 
 
 def reinforce(ctx: WriteContext, row_id: int) -> None:
+    """The same value said again. Said by someone other than the assistant, it confirms the
+    row: a retention rule no longer expires it."""
+    confirm = ctx.authority not in ("assistant", None)
     ctx.conn.execute(
-        "UPDATE assertions SET reinforced = reinforced + 1, last_seen_at=? WHERE id=?",
-        (ctx.now, row_id))
+        "UPDATE assertions SET reinforced = reinforced + 1, last_seen_at=?"
+        + (", expires_at=NULL" if confirm else "") + " WHERE id=?", (ctx.now, row_id))
 
 
 # `+space`: a space has low selectivity; the look-up must stay on the hash index

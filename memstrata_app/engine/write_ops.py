@@ -12,6 +12,8 @@ import numpy as np
 
 from .embedders import Embedder, resolve_embedder
 from .extract import normalize_entity, normalize_object, normalize_relation, text_hash
+from .governance import authorities, authority_of, labels_of, outranks, strictest
+from .governance_ops import erased_hash
 from .privacy import flag_secret_rows, redact_record
 from .store import COLUMNS, row_to_assertion
 from .timeutil import parse_time, to_ts
@@ -54,6 +56,7 @@ from .write import (
 )
 
 BROAD_REVIEW = "stated for every context:"
+LOWER_AUTHORITY = "lower authority:"
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -102,6 +105,11 @@ class WriteOps:
         """Duplicate short-circuit, then plain fact or one decision per extraction."""
         ctx.space = st.space
         ctx.label = st.label
+        ctx.authority = authority_of(st.source)
+        how = erased_hash(ctx, st.text_hash)
+        if how is not None:  # a purged or redacted sentence stays erased
+            return [IngestAction(Action.REFUSED, AssertionId(0), st.sentence,
+                                 reason=f"not stored: this sentence was {how} from the ledger")]
         dup = find_duplicate(ctx, st.text_hash)
         if dup is not None:
             reinforce(ctx, dup)
@@ -146,9 +154,17 @@ class WriteOps:
             res = Resolution(tr)
         tr = replace(res.triple, cardinality=ctx.vocabulary.get(res.triple.relation_norm,
                                                                 Cardinality.SINGLE))
+        removal = ex.removal
+        closes = would_close(ctx, tr, t, removal)
+        if res.plain_row is not None:
+            closes.append(res.plain_row)
+        # a fact found through another row (a value reference, an alias, a plain fact it
+        # replaces) is derived from it: it is at least as restricted
+        derived = closes if (res.via or res.plain_row is not None) else []
+        label = strictest([ctx.label, *labels_of(ctx, derived)])
         common = dict(kind="assertion", text=st.sentence, text_hash=st.text_hash,
                       source=st.source, method=ex.method, confidence=ex.confidence,
-                      vector=st.vector, triple=tr)
+                      vector=st.vector, triple=tr, label=label)
         said: dict[str, Any] = dict(
             text=st.sentence, subject=tr.subject, relation=tr.relation, object=tr.object,
                     confidence=ex.confidence, context=tr.context or None, method=ex.method)
@@ -164,7 +180,13 @@ class WriteOps:
             names = ", ".join(f"#{c.row_id} ({key_label(c.subject, c.relation, c.context)})"
                               for c in res.candidates[:4])
             return hold(f"which one is meant? could retire {names}", ex.removal)
-        removal = ex.removal
+        mine = authority_of(st.source)
+        above = [(rid, auth) for rid, auth in authorities(ctx, closes)
+                 if outranks(auth, mine, ctx.authority_order)]
+        if above:  # "the assistant says 9090" does not retire what the user said on its own
+            rid, auth = above[0]
+            return hold(f"{LOWER_AUTHORITY} {mine} contradicts #{rid}, stated by {auth}"
+                        " — approve to retire it", removal)
         if ex.by_value and not res.via and removal and res.plain_row is None:
             # "X is gone" and nothing holds X: keep the sentence, retire nothing
             row_id = insert_row(ctx, kind="fact", text=st.sentence, text_hash=st.text_hash,
@@ -179,7 +201,6 @@ class WriteOps:
                 names = ", ".join(f"#{i} ({c or 'unqualified'})" for i, c in others[:6])
                 return hold(f"{BROAD_REVIEW} would retire {names} — approve?")
         if ex.confidence < ctx.threshold:
-            closes = would_close(ctx, tr, t, removal)
             return hold("low confidence" + ("; would retire " + ", ".join(
                 f"#{i}" for i in closes) if closes else ""), removal)
 
@@ -242,6 +263,8 @@ class WriteOps:
                 relation: str | None = None, object: str | None = None) -> IngestAction:
         """Apply a quarantined extraction (optionally edited) with full supersession."""
         a = self._quarantined_row(assertion_id)
+        if not a.text:
+            raise EngineError(f"assertion {assertion_id} was erased; there is nothing to approve")
         vocab = self.vocabulary()
         tr = make_triple(subject or a.subject or "", relation or a.relation or "",
                          object or a.object or "", vocab, a.context, a.space)
@@ -259,9 +282,11 @@ class WriteOps:
             ctx.conn.execute(
                 "UPDATE assertions SET subject=?, relation=?, object=?, subject_norm=?,"
                 " relation_norm=?, object_norm=?, key=?, context=?,"
-                " method=method || '+approved' WHERE id=?",
+                " method=method || '+approved', reviewed_by=?, reviewed_at=?,"
+                " expires_at=NULL WHERE id=?",
                 (trr.subject, trr.relation, trr.object, trr.subject_norm, trr.relation_norm,
-                 trr.object_norm, trr.key, trr.context or None, assertion_id))
+                 trr.object_norm, trr.key, trr.context or None, ctx.author, ctx.now,
+                 assertion_id))
 
             def place(status: Status, vf: float, vt: float | None,
                       succ: int | None) -> AssertionId:
@@ -300,7 +325,8 @@ class WriteOps:
             ctx = self._context(conn, {})
             self._quarantined_row(assertion_id, ctx)
             ctx.conn.execute("UPDATE assertions SET status='rejected', retired_at=?,"
-                             " reason='rejected in review' WHERE id=?", (ctx.now, assertion_id))
+                             " reason='rejected in review', reviewed_by=?, reviewed_at=?"
+                             " WHERE id=?", (ctx.now, ctx.author, ctx.now, assertion_id))
             ctx.touch(assertion_id)
             return None, ctx, self._bump(conn)
 
@@ -415,6 +441,10 @@ class WriteOps:
                     for a in res.actions:
                         note(a.action.value)
             return len(standing)
+        erased = {str(r[0]) for r in self._readers.query("SELECT text_hash FROM erased")}
+        kept = [r for r in recs if not r["text"] or text_hash(r["text"]) not in erased]
+        note("erased (not brought back)", len(recs) - len(kept))
+        recs = kept
         note("restored", len(recs))
         vecs = self._embed_batches([r["text"] for r in recs], progress, cancel)
 

@@ -31,7 +31,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     from PySide6.QtWidgets import QApplication
 
-    from memstrata_app.settings import Settings, ledger_location, start_extraction
+    from memstrata_app.settings import (
+        Settings,
+        apply_governance,
+        ledger_location,
+        start_extraction,
+    )
 
     from .state import AppState
     from .style import apply_theme
@@ -51,6 +56,7 @@ def main(argv: list[str] | None = None) -> int:
     db = ledger_location(args.db)
     client = EngineClient.for_path(db, embedder=settings.get("embedder"),
                                    quarantine_threshold=settings.get("quarantine_threshold"))
+    client.call("governance", lambda eng: apply_governance(eng, settings))
     client.call("extraction tier", lambda eng: start_extraction(eng, settings))
     state = AppState(client, settings)
     win = MainWindow(state)

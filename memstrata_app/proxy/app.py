@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import dataclasses
+import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import Response
@@ -22,6 +25,7 @@ from .relay import Relay
 from .security import LocalOnlyMiddleware
 from .upstream import Upstream
 
+log = logging.getLogger(__name__)
 _ALL_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
 
 
@@ -54,9 +58,23 @@ def create_app(engine: Any, settings: Any, *, upstream: str | Upstream | None = 
             500, f"internal error in the MemStrata endpoint ({type(exc).__name__}); "
                  "the log has the details")
 
+    async def expire_hourly() -> None:
+        """The retention rules, applied at start and every hour while the endpoint runs."""
+        while True:
+            try:
+                done = await run_in_threadpool(engine.expire)
+                if done:
+                    log.info("retention: %d row(s) expired", len(done))
+            except Exception as e:  # read-only ledger, a held row raced: next hour
+                log.info("retention run skipped: %s", e)
+            await asyncio.sleep(3600)
+
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        expiry = asyncio.create_task(expire_hourly()) if hasattr(engine, "expire") else None
         yield
+        if expiry is not None:
+            expiry.cancel()
         await upstream.aclose()
 
     routes = [

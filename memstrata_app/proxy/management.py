@@ -98,6 +98,15 @@ def limits_of(request: Request) -> Limits:
     return getattr(request.app.state, "limits", DEFAULT_LIMITS)
 
 
+def jsonable(v: Any) -> Any:
+    """Datetimes as ISO 8601 strings, all the way down (the injection log's entries)."""
+    if isinstance(v, dict):
+        return {k: jsonable(x) for k, x in v.items()}
+    if isinstance(v, list | tuple):
+        return [jsonable(x) for x in v]
+    return v.isoformat() if hasattr(v, "isoformat") else v
+
+
 async def json_body(request: Request) -> dict[str, Any]:
     """The body as a JSON object ({} when empty), held to the management body cap as it arrives.
 
@@ -202,9 +211,11 @@ def routes(memory: MemoryService, upstream: Upstream) -> list[Route]:
         check_text_size(q, "query", request)
         k = parse_k(args.get("k", 5))
         as_of = parse_time(args.get("as_of"), "as_of")
+        known_at = parse_time(args.get("known_at"), "known_at")
         space = parse_space(args.get("space"))
-        hits = await run_in_threadpool(eng.retrieve, q, k, as_of, space)
-        return {"query": q, "as_of": as_of.isoformat() if as_of else None, "space": space,
+        hits = await run_in_threadpool(eng.retrieve, q, k, as_of, space, known_at)
+        return {"query": q, "as_of": as_of.isoformat() if as_of else None,
+                "known_at": known_at.isoformat() if known_at else None, "space": space,
                 "hits": [h.to_dict() for h in hits]}
 
     async def history(request: Request) -> Any:
@@ -290,6 +301,23 @@ def routes(memory: MemoryService, upstream: Upstream) -> list[Route]:
         rows = await run_in_threadpool(eng.purge, aid, reason)
         return {"purged": [a.to_dict() for a in rows]}
 
+    async def redact(request: Request) -> Any:
+        aid = assertion_id(request)
+        reason = (await json_body(request)).get("reason", "redacted")
+        if not isinstance(reason, str):
+            raise BadRequest('reason must be a string: {"reason": "confidential"}')
+        rows = await run_in_threadpool(eng.redact, aid, reason)
+        return {"redacted": [a.to_dict() for a in rows]}
+
+    async def audit(request: Request) -> Any:
+        since = parse_time(request.query_params.get("since"), "since")
+        limit = parse_int(request.query_params.get("limit", 20), "limit", 1, 1000)
+        entries = await run_in_threadpool(eng.injections, since, None, limit)
+        return {"entries": jsonable(entries)}
+
+    async def audit_entry(request: Request) -> Any:
+        return jsonable(await run_in_threadpool(eng.injection, assertion_id(request)))
+
     base = "/memstrata/v1"
     return [
         Route("/memstrata/status", handler(status), methods=["GET"]),
@@ -308,6 +336,9 @@ def routes(memory: MemoryService, upstream: Upstream) -> list[Route]:
         Route(f"{base}/quarantine/{{id}}/reject", handler(reject), methods=["POST"]),
         Route(f"{base}/forget/{{id}}", handler(forget), methods=["POST"]),
         Route(f"{base}/purge/{{id}}", handler(purge), methods=["POST"]),
+        Route(f"{base}/redact/{{id}}", handler(redact), methods=["POST"]),
+        Route(f"{base}/audit", handler(audit), methods=["GET"]),
+        Route(f"{base}/audit/{{id}}", handler(audit_entry), methods=["GET"]),
     ]
 
 

@@ -102,13 +102,15 @@ def build_server(engine: Any, space: str | None = None) -> MCPServer:
 
     @server.tool()
     def recall(query: str, k: int = 5, as_of: str | None = None,
-               space: str | None = None) -> dict[str, Any]:
+               space: str | None = None, known_at: str | None = None) -> dict[str, Any]:
         """Current facts relevant to `query` (only values still true; `as_of` asks the past),
-        from `space` (a project) and the global space."""
+        from `space` (a project) and the global space. `known_at` (ISO 8601) answers as the
+        memory knew it then: what it would have said at that instant."""
         if not 1 <= k <= 50:
             raise ToolError("k must be between 1 and 50")
         sp = in_space(space)
-        hits = guarded(engine.retrieve, query, k, _time(as_of, "as_of"), sp)
+        hits = guarded(engine.retrieve, query, k, _time(as_of, "as_of"), sp,
+                       _time(known_at, "known_at"))
         return {"space": sp, "facts": [_hit(h) for h in hits]}
 
     @server.tool()
@@ -128,6 +130,14 @@ def build_server(engine: Any, space: str | None = None) -> MCPServer:
         """Retract a stored statement by id (it stays in the audit history)."""
         check_write_token()
         return guarded(engine.forget, assertion_id).to_dict()
+
+    @server.tool()
+    def redact(assertion_id: int, reason: str = "redacted") -> dict[str, Any]:
+        """Erase a stored statement's sentence, value and vector, keeping its key and validity
+        interval in the history; the sentence is never stored again."""
+        check_write_token()
+        return {"redacted": [a.to_dict() for a in guarded(engine.redact, assertion_id,
+                                                           reason)]}
 
     @server.tool()
     def purge(assertion_id: int, reason: str = "purged") -> dict[str, Any]:

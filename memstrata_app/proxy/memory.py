@@ -38,19 +38,23 @@ class MemoryService:
         self.settings = settings
         self.enabled: bool = bool(settings.get("memory_enabled")) if enabled is None else enabled
 
-    async def recall(self, api: str, turns: Turns, space: str | None = None) -> Recall:
+    async def recall(self, api: str, turns: Turns, space: str | None = None,
+                     model: str | None = None, tool: str | None = None) -> Recall:
         """Ingest `turns` (source "proxy:<api>") into `space`, then retrieve for the user turn
-        from that space and the global one (None: the global space only); never raises."""
+        from that space and the global one (None: the global space only); never raises.
+        What was injected, and what was left out as stale, goes to the injection log."""
         if not turns.user:
             return Recall(None, "skipped")
         try:
-            return await run_in_threadpool(self._recall_sync, api, turns, space or GLOBAL)
+            return await run_in_threadpool(self._recall_sync, api, turns, space or GLOBAL,
+                                           model, tool)
         except Exception as e:  # memory must never take the request down
             log.warning("memory step failed, forwarding without memory: %s: %s",
                         type(e).__name__, e)
             return Recall(None, "error")
 
-    def _recall_sync(self, api: str, turns: Turns, space: str = GLOBAL) -> Recall:
+    def _recall_sync(self, api: str, turns: Turns, space: str = GLOBAL,
+                     model: str | None = None, tool: str | None = None) -> Recall:
         eng, metrics = self.engine, self.engine.metrics
         t0 = time.perf_counter()
         source = f"proxy:{api}"
@@ -64,6 +68,7 @@ class MemoryService:
             recall = eng.ingest_and_retrieve(user, query=query, k=k, source=source,
                                              space=space)
             hits = recall.hits
+            filtered = recall.filtered
             metrics.record("endpoint.ingest", (time.perf_counter() - t0) * 1000
                            - recall.retrieve_ms)
             metrics.record("endpoint.retrieve", recall.retrieve_ms)
@@ -72,9 +77,18 @@ class MemoryService:
             t1 = time.perf_counter()
             metrics.record("endpoint.ingest", (t1 - t0) * 1000)
             hits = eng.retrieve(query, k=k, space=space)
+            filtered = ()
             metrics.record("endpoint.retrieve", (time.perf_counter() - t1) * 1000)
-        hits = relevant(hits, float(self.settings.get("injection_min_score")))
+        floor = float(self.settings.get("injection_min_score"))
+        hits = relevant(hits, floor)
         block = format_block(hits)
+        keep = float(self.settings.get("audit_log_days") or 0)
+        if keep > 0:  # queued for the writer: the request does not wait for its log entry
+            eng.log_injection(api, query, [(h.assertion_id, h.score) for h in hits],
+                              list(filtered), {"injection_k": k, "injection_min_score": floor,
+                                               "space": space, "embedder": eng.embedder.name},
+                              model=model, space=space, tool=tool, keep_days=keep,
+                              wait=False)
         return Recall(block, "injected" if block else "empty", len(hits))
 
 

@@ -163,7 +163,10 @@ class Relay:
             space = (name or GLOBAL, how)
             turns = adapter.turns(data)
             recall = Recall(None, "skipped") if turns is None else \
-                await self.memory.recall(dialect.name, turns, space[0])
+                await self.memory.recall(
+                    dialect.name, turns, space[0],
+                    model=data.get("model") if isinstance(data.get("model"), str) else None,
+                    tool=request.headers.get("user-agent", "")[:80] or None)
             if recall.block:
                 block = recall.block
                 if adapter.has_system is not None and not adapter.has_system(data):

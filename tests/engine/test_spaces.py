@@ -104,7 +104,7 @@ def downgrade_to_v3(path) -> None:
     for (_cid, name, *_rest) in list(conn.execute("PRAGMA table_info(assertions)")):
         if name not in v3:
             conn.execute(f"ALTER TABLE assertions DROP COLUMN {name}")
-    for table in ("row_versions", "key_holds", "contests", "injections"):
+    for table in ("row_versions", "key_holds", "contests", "injections", "erased"):
         conn.execute(f"DROP TABLE IF EXISTS {table}")
     conn.execute("PRAGMA user_version=3")
     conn.close()

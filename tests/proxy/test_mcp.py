@@ -59,6 +59,30 @@ def test_tools_in_process(engine: Any) -> None:
     anyio.run(go)
 
 
+def test_recall_as_known_at_and_redact(engine: Any) -> None:
+    import time
+    from datetime import UTC, datetime
+
+    async def go() -> None:
+        async with Client(build_server(engine)) as client:
+            _data(await client.call_tool("remember", {"text": "The lint config is ruff.toml."}))
+            time.sleep(0.05)
+            then = datetime.now(UTC).isoformat()
+            time.sleep(0.05)
+            new = _data(await client.call_tool("remember", {
+                "text": "The lint config is pyproject.toml."}))
+            past = _data(await client.call_tool("recall", {"query": "lint config",
+                                                           "known_at": then}))
+            assert [f["text"] for f in past["facts"]][:1] == ["The lint config is ruff.toml."]
+            aid = new["actions"][0]["assertion_id"]
+            gone = _data(await client.call_tool("redact", {"assertion_id": aid}))
+            assert gone["redacted"][0]["text"] == ""
+            now = _data(await client.call_tool("recall", {"query": "lint config"}))
+            assert all("pyproject" not in f["text"] for f in now["facts"])
+
+    anyio.run(go)
+
+
 @pytest.mark.slow
 def test_memstrata_mcp_over_a_real_pipe(memstrata_home: Path) -> None:
     env = {"MEMSTRATA_HOME": str(memstrata_home), "HF_HUB_OFFLINE": "1",
