@@ -294,3 +294,15 @@ def test_three_processes_writing_at_once_keep_the_invariant_and_their_authors(pg
         assert {r.author for r in rows} == {"ana@laptop", "ben@desktop", "cy@ci-runner"}
         for subj in SUBJECTS:
             assert sum(r.status is Status.ACTIVE for r in eng.history(subj, "port")) == 1
+
+
+def test_redaction_leaves_no_text_in_the_tables_and_is_refused_again(pg_engine, pg_dsn):
+    said = "The vendor escalation phone is 555-0199-77."
+    rid = pg_engine.ingest(said).actions[0].assertion_id
+    pg_engine.redact(rid, reason="personal data")
+    with psycopg.connect(pg_dsn, autocommit=True) as c:
+        rows = c.execute("SELECT text, object, reason, key FROM assertions").fetchall()
+        vecs = c.execute("SELECT count(*) FROM vectors").fetchone()[0]
+    assert all("555-0199" not in str(r) for r in rows) and vecs == 0
+    assert pg_engine.get(rid).key  # the key stays
+    assert pg_engine.ingest(said).actions[0].action.value == "refused"

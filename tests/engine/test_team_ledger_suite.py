@@ -11,15 +11,17 @@ import inspect
 
 import pytest
 
+from tests.engine.test_governed_reads import *  # noqa: F403
 from tests.engine.test_ledger import *  # noqa: F403
 from tests.engine.test_read_path import *  # noqa: F403
 from tests.engine.test_spaces import *  # noqa: F403
 from tests.engine.test_understand import *  # noqa: F403
 from tests.engine.test_write_path import *  # noqa: F403
 
-# These look into the SQLite file itself (its pragmas, its query plans).
+# These look into the SQLite file itself (its pragmas, its query plans, its bytes).
 SQLITE_ONLY = {"test_schema_wal_and_embedder_are_recorded",
-               "test_the_write_path_keeps_its_selective_indexes"}
+               "test_the_write_path_keeps_its_selective_indexes",
+               "test_redaction_erases_the_text_everywhere_and_it_cannot_come_back"}
 
 for _name, _fn in list(globals().items()):
     if _name in SQLITE_ONLY:
