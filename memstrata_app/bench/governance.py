@@ -153,9 +153,9 @@ def run(embedder: Any = None) -> dict[str, list[Check]]:
     emb = embedder or shared_local_embedder()
     out = {}
     for name, case in CASES.items():
-        with tempfile.TemporaryDirectory(prefix="memstrata-gov-") as tmp:
-            with MemoryEngine.open(Path(tmp) / "ledger.db", embedder=emb) as eng:
-                out[name] = case(eng, Path(tmp))
+        with tempfile.TemporaryDirectory(prefix="memstrata-gov-") as tmp, \
+                MemoryEngine.open(Path(tmp) / "ledger.db", embedder=emb) as eng:
+            out[name] = case(eng, Path(tmp))
     return out
 
 
