@@ -48,6 +48,7 @@ CHANNEL = "memstrata_changes"
 MAX_ATTEMPTS = 8  # a job rolled back by a deadlock or serialization failure runs again
 CHANGES_KEPT = 200_000  # change-feed rows kept; a client further behind reloads its index
 CONNECT_TIMEOUT_S = 10
+PREPARE: bool | None = None  # psycopg prepares a statement on the server after 5 uses
 
 # The schema at SQLite's version 6, in PostgreSQL's types. Text that is compared by range
 # (`object_norm > ? AND object_norm < ?`) must sort by bytes as in SQLite: COLLATE "C".
@@ -308,7 +309,7 @@ class PgConnection:
             return _Rows([(0,)] if s.upper().startswith("PRAGMA") and "=" not in s else [])
         args = tuple(bytes(p) if isinstance(p, memoryview) else p for p in (params or ()))
         try:
-            cur = self.raw.execute(pg, args or None, prepare=False)
+            cur = self.raw.execute(pg, args or None, prepare=PREPARE)
             rows = cur.fetchall() if cur.description is not None else []
         except Exception as e:
             psycopg = _psycopg()
