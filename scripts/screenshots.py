@@ -2,11 +2,13 @@
 
 Run under a display (e.g. `xvfb-run -a -s "-screen 0 1920x1080x24" python scripts/screenshots.py`);
 PNGs go to docs/screenshots/: every view (the first-run empty state, ledger, timeline, review,
-query, ingest, latency and the settings dialog) at 1920×1080 and at 800×600, in the light and the
-dark theme (`review.png`, `review_dark.png`, `review_800.png`, `review_800_dark.png`, …), and the
-tray. `--home DIR` keeps the seeded ledger in DIR and reuses it on the next run. The ledger is
-made of two chat stories from the bench (ordinary statements as people type them, at the times
-they were said) in the spaces "backend" and "firmware".
+query, ingest, latency, audit and the settings dialog) at 1920×1080 and at 800×600, in the light
+and the dark theme (`review.png`, `review_dark.png`, `review_800.png`, `review_800_dark.png`, …),
+and the tray. `--home DIR` keeps the seeded ledger in DIR and reuses it on the next run. The
+ledger is made of two chat stories from the bench (ordinary statements as people type them, at
+the times they were said) in the spaces "backend" and "firmware"; the endpoint's request log
+holds a few requests made from the stories' rows (a superseded fact left out, its successor
+injected).
 """
 
 from __future__ import annotations
@@ -55,6 +57,46 @@ def seed(db: Path) -> None:
         for space, t, text in REVIEW:
             eng.ingest(text, source="chat", at=datetime.fromisoformat(t).replace(tzinfo=UTC),
                        space=space)
+
+
+# Requests for the audit log: (api, model, tool, the question). Each injects the successor of a
+# superseded fact from the stories and records the superseded one as left out.
+AUDIT: tuple[tuple[str, str, str, str, str], ...] = (  # (…, a word of the fact it is about)
+    ("openai", "gpt-4.1", "aider/0.86.1", "which postgres version is prod on?", "postgres"),
+    ("anthropic", "claude-sonnet-4-5", "claude-cli/1.0.113", "how many gunicorn workers?",
+     "gunicorn"),
+    ("ollama", "qwen2.5-coder:14b", "continue/1.2.3", "which MCU is on rev B?", "rev b"),
+    ("anthropic", "claude-sonnet-4-5", "claude-cli/1.0.113", "who is on call this week?",
+     "on call"),
+)
+AUDIT_SETTINGS = {"injection_k": 5, "injection_min_score": 0.3, "embedder": "all-MiniLM-L6-v2",
+                  "memory": "on"}
+
+
+def seed_audit(eng: Any) -> None:
+    """Log a few requests (once per ledger): each injects the value that superseded an older
+    one, the older one left out as no longer valid, plus another current fact of its space."""
+    if any(e.get("tool") in {a[2] for a in AUDIT} for e in eng.injections(limit=500)):
+        return
+    rows = eng.list_assertions(None, 0, 5000, "id", False)
+    by_id = {int(a.id): a for a in rows}
+    pairs = [(a, by_id[int(a.superseded_by)]) for a in rows
+             if a.status.value == "superseded" and a.superseded_by is not None
+             and int(a.superseded_by) in by_id and a.text
+             and by_id[int(a.superseded_by)].status.value == "active"]
+    for i, (api, model, tool, question, word) in enumerate(AUDIT):
+        if not pairs:
+            break
+        old, new = next(((o, n) for o, n in pairs if word in o.text.lower()),
+                        pairs[(i * 3) % len(pairs)])  # the pair the question is about
+        other = next((a for a in rows if a.status.value == "active" and a.space == new.space
+                      and a.id != new.id and a.key != new.key and a.text), None)
+        injected = [(int(new.id), 0.81 - 0.03 * i)]
+        if other is not None:
+            injected.append((int(other.id), 0.46 - 0.02 * i))
+        eng.log_injection(api, question, injected=injected,
+                          filtered=[(int(old.id), 0.77 - 0.03 * i, int(new.id))],
+                          settings=AUDIT_SETTINGS, model=model, space=new.space, tool=tool)
 
 
 def wait(app: Any, cond: Callable[[], bool], timeout: float = 30.0) -> None:
@@ -272,6 +314,14 @@ def main() -> int:
     win.latency.redraw()
     wait(app, lambda: True)
     variants(app, win, "latency", win.latency.redraw)
+
+    client.call("log requests", seed_audit, writes=("ledger",))  # after the endpoint's own
+    wait(app, lambda: client.pending == 0)
+    win.show_view("audit")
+    wait(app, lambda: any(e.get("filtered") for e in win.audit.entries))
+    audit = win.audit
+    shown = next((i for i, e in enumerate(audit.entries) if e.get("filtered")), 0)
+    variants(app, win, "audit", lambda: audit.table.selectRow(shown))
 
     save(tray_sheet(win), "tray.png")
 

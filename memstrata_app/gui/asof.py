@@ -8,7 +8,15 @@ from datetime import UTC, datetime
 from typing import Any
 
 from PySide6.QtCore import QDateTime, Qt, QTimer
-from PySide6.QtWidgets import QDateTimeEdit, QHBoxLayout, QLabel, QPushButton, QSlider, QWidget
+from PySide6.QtWidgets import (
+    QDateTimeEdit,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QSlider,
+    QToolButton,
+    QWidget,
+)
 
 from .state import AppState
 from .style import accent_color, from_qdatetime, to_qdatetime
@@ -28,6 +36,19 @@ def change_instants(engine: Any) -> list[datetime]:
         "SELECT valid_from FROM assertions WHERE status NOT IN ('rejected')"
         " UNION SELECT valid_to FROM assertions WHERE status NOT IN ('rejected')"
         " AND valid_to IS NOT NULL ORDER BY 1")
+    return [datetime.fromtimestamp(float(r[0]), tz=UTC) for r in rows if r[0] is not None]
+
+
+def known_instants(engine: Any) -> list[datetime]:
+    """Every instant at which the ledger's record changed (a row written, retired, relabelled):
+    the steps of the slider in known-at mode."""
+    readers = getattr(engine, "_readers", None)
+    if readers is None:
+        return []
+    try:
+        rows = readers.query("SELECT DISTINCT at FROM row_versions ORDER BY 1")
+    except Exception:  # a ledger without versions: fall back to the valid-time steps
+        return change_instants(engine)
     return [datetime.fromtimestamp(float(r[0]), tz=UTC) for r in rows if r[0] is not None]
 
 
@@ -63,9 +84,27 @@ class AsOfBar(QWidget):
         self.now_button = QPushButton("&Now")
         self.now_button.setToolTip("Back to the present: only currently valid facts (Ctrl+0)")
         self.now_button.clicked.connect(self.go_now)
+        # the switch: is the instant valid time (what was true then) or transaction time
+        # (what the ledger knew then)?
+        self.valid_button = QToolButton(text="Vali&d at", checkable=True, checked=True)
+        self.valid_button.setObjectName("as_of_valid_mode")
+        self.valid_button.setToolTip("Valid time: the facts that were true at the instant, as "
+                                     "the ledger knows them now (later corrections included)")
+        self.known_button = QToolButton(text="&Known at", checkable=True)
+        self.known_button.setObjectName("as_of_known_mode")
+        self.known_button.setToolTip("Transaction time: the ledger as it was known at the "
+                                     "instant: statements and corrections recorded later are "
+                                     "not seen (what the endpoint would have injected then)")
+        # exclusive by hand: a QButtonGroup would let Tab reach only the checked one
+        for b, known in ((self.valid_button, False), (self.known_button, True)):
+            b.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+            b.setStyleSheet("QToolButton { padding: 2px 6px; }"
+                            f"QToolButton:checked {{ background: {accent_color().name()};"
+                            " color: white; border-radius: 3px; }")
+            b.clicked.connect(lambda _c=False, known=known: self.set_known_mode(known))
         self.label = QLabel("&As of: <b>now</b>")
         self.label.setBuddy(self.slider)
-        self.label.setMinimumWidth(150)
+        self.label.setMinimumWidth(170)
         self._debounce = QTimer(self, singleShot=True, interval=150)
         self._debounce.timeout.connect(self._emit)
         self.slider.valueChanged.connect(self._on_slider)
@@ -76,15 +115,25 @@ class AsOfBar(QWidget):
         layout.addWidget(self.slider, 1)
         layout.addWidget(self.edit)
         layout.addWidget(self.now_button)
+        switch = QHBoxLayout()
+        switch.setSpacing(0)
+        switch.addWidget(self.valid_button)
+        switch.addWidget(self.known_button)
+        layout.addLayout(switch)
         self._pending: datetime | None = None
+        self._show_label(None)
         state.client.changed.connect(self._on_changed)
         self.setEnabled(False)
 
     def refresh_range(self) -> None:
         """Ask the worker for the ledger's time range and span the slider over it (to now)."""
+        known = self.known_mode
+
         def span(e: Any) -> tuple[Any, list[datetime]]:
             rng = e.time_range()
-            return rng, (change_instants(e) if rng is not None else [])
+            if rng is None:
+                return rng, []
+            return rng, (known_instants(e) if known else change_instants(e))
 
         self._state.client.call("time range", span, self._set_span, failure=lambda _e: None)
 
@@ -162,11 +211,36 @@ class AsOfBar(QWidget):
     def go_now(self) -> None:
         self.set_time(None)
 
+    @property
+    def known_mode(self) -> bool:
+        return self.known_button.isChecked()
+
+    def set_known_mode(self, on: bool) -> None:
+        """Known at (True: the instant is transaction time) or Valid at (False); the same as
+        clicking the switch."""
+        for b, checked in ((self.known_button, on), (self.valid_button, not on)):
+            b.blockSignals(True)
+            b.setChecked(checked)
+            b.blockSignals(False)
+        self._show_label(self._pending if self._debounce.isActive() else self._state.as_of)
+        changed = on != self._state.known_mode
+        self._state.set_known_mode(on)
+        if changed and self.isEnabled():
+            self.refresh_range()  # the slider steps through recorded instants, or valid ones
+
+    def _show_label(self, t: datetime | None) -> None:
+        mode = "known at" if self.known_mode else "valid at"
+        if t is None:
+            self.label.setText(f"&As of: <b>now</b> ({mode})")
+        else:
+            self.label.setText(f"&As of: <b style='color:{accent_color().name()}'>"
+                               f"{t.astimezone():%Y-%m-%d %H:%M}</b> ({mode})")
+        self.label.setToolTip("The ledger as it was known (recorded) at this instant"
+                              if self.known_mode else "The facts valid at this instant")
+
     def _schedule(self, t: datetime | None) -> None:
         self._pending = t
-        self.label.setText("&As of: <b>now</b>" if t is None else
-                           f"&As of: <b style='color:{accent_color().name()}'>"
-                           f"{t.astimezone():%Y-%m-%d %H:%M}</b>")
+        self._show_label(t)
         self._debounce.start()
 
     def _emit(self) -> None:

@@ -6,12 +6,17 @@ import html
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QAction, QActionGroup
 from PySide6.QtWidgets import (
+    QDialog,
+    QDialogButtonBox,
     QFormLayout,
     QGridLayout,
     QLabel,
+    QLineEdit,
     QListWidget,
     QListWidgetItem,
+    QMenu,
     QPushButton,
     QVBoxLayout,
     QWidget,
@@ -31,6 +36,55 @@ from .style import (
 from .worker import Operation
 
 CHAIN_ID_ROLE = Qt.ItemDataRole.UserRole + 2
+LABELS = ("normal", "sensitive", "restricted")
+LABEL_HELP = {"normal": "served as usual",
+              "sensitive": "served, and marked so it can be narrowed later",
+              "restricted": "never injected, recalled or retrieved; listed only"}
+# the governance fields, shown only when the row has them
+GOVERNED = ("Authority", "Author", "Label", "Reviewed", "Expires", "Hold")
+
+
+class ReasonDialog(QDialog):
+    """Asks for a reason (required) and, optionally, a value: Contest… and Hold…"""
+
+    def __init__(self, title: str, intro: str, parent: QWidget | None = None,
+                 value_label: str | None = None, ok_text: str = "OK"):
+        super().__init__(parent)
+        self.setWindowTitle(title)
+        self.setObjectName("reason_dialog")
+        text = QLabel(intro)
+        text.setWordWrap(True)
+        self.reason = QLineEdit()
+        self.reason.setObjectName("reason")
+        self.value = QLineEdit()
+        self.value.setObjectName("right_value")
+        form = QFormLayout()
+        reason_label = QLabel("&Reason:")
+        reason_label.setBuddy(self.reason)
+        form.addRow(reason_label, self.reason)
+        if value_label is not None:
+            value_caption = QLabel(value_label)
+            value_caption.setBuddy(self.value)
+            self.value.setPlaceholderText("optional")
+            form.addRow(value_caption, self.value)
+        else:
+            self.value.hide()
+        self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok
+                                        | QDialogButtonBox.StandardButton.Cancel)
+        self.ok = self.buttons.button(QDialogButtonBox.StandardButton.Ok)
+        self.ok.setText(ok_text)
+        self.ok.setEnabled(False)
+        self.reason.textChanged.connect(lambda t: self.ok.setEnabled(bool(t.strip())))
+        self.buttons.accepted.connect(self.accept)
+        self.buttons.rejected.connect(self.reject)
+        v = QVBoxLayout(self)
+        v.addWidget(text)
+        v.addLayout(form)
+        v.addWidget(self.buttons)
+        self.setMinimumWidth(420)
+
+    def answers(self) -> tuple[str, str | None]:
+        return self.reason.text().strip(), (self.value.text().strip() or None)
 
 
 class DetailPane(QWidget):
@@ -39,6 +93,7 @@ class DetailPane(QWidget):
     chain_loaded = Signal(int)  # number of rows in the chain
     chain_row_picked = Signal(int)  # an assertion id from the chain
     move_asked = Signal(object)  # the MoveDialog, open
+    dialog_opened = Signal(object)  # a ReasonDialog (Contest…, Hold…), open
 
     def __init__(self, state: AppState, parent: QWidget | None = None):
         super().__init__(parent)
@@ -54,8 +109,10 @@ class DetailPane(QWidget):
         self.fields: dict[str, QLabel] = {}
         form = QFormLayout()
         form.setLabelAlignment(Qt.AlignmentFlag.AlignRight)
+        self.form = form
         for name in ("Status", "Space", "Key", "Value", "Valid", "Recorded", "Retired", "Source",
-                     "Method", "Confidence", "Reinforced", "Superseded by", "Reason"):
+                     *GOVERNED, "Method", "Confidence", "Reinforced", "Superseded by",
+                     "Reason"):
             label = QLabel()
             label.setWordWrap(True)
             label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -80,11 +137,43 @@ class DetailPane(QWidget):
         self.move_button.setToolTip("Move this fact, with its earlier values, to another space "
                                     "(project), or to the global space for every project")
         self.move_button.clicked.connect(self._move)
+        self.contest_button = QPushButton("&Contest…")
+        self.contest_button.setObjectName("contest_button")
+        self.contest_button.setToolTip("Mark this current fact wrong, with a reason and "
+                                       "optionally the right value (a reviewer's decision)")
+        self.contest_button.clicked.connect(self._contest)
+        self.label_button = QPushButton("&Label")
+        self.label_button.setObjectName("label_button")
+        self.label_menu = QMenu(self.label_button)
+        self.label_group = QActionGroup(self)
+        self.label_actions: dict[str, QAction] = {}
+        for name in LABELS:
+            act = QAction(f"&{name}: {LABEL_HELP[name]}", self)
+            act.setCheckable(True)
+            act.triggered.connect(lambda _c=False, name=name: self._set_label(name))
+            self.label_group.addAction(act)
+            self.label_menu.addAction(act)
+            self.label_actions[name] = act
+        self.label_button.setMenu(self.label_menu)
+        self.label_button.setToolTip("Permission: normal, sensitive, or restricted (never "
+                                     "served); every row of the sentence takes it")
+        self.hold_button = QPushButton("&Hold…")
+        self.hold_button.setObjectName("hold_button")
+        self.hold_button.clicked.connect(self._hold)
+        self.redact_button = QPushButton("R&edact…")
+        self.redact_button.setObjectName("redact_button")
+        self.redact_button.setToolTip("Erase the sentence, value and vector; keep the key, "
+                                      "interval and place in the chain (irreversible)")
+        self.redact_button.clicked.connect(self._redact)
         buttons = QGridLayout()  # two by two: fits a narrow pane
         buttons.addWidget(self.timeline_button, 0, 0)
         buttons.addWidget(self.move_button, 0, 1)
         buttons.addWidget(self.forget_button, 1, 0)
         buttons.addWidget(self.purge_button, 1, 1)
+        buttons.addWidget(self.contest_button, 2, 0)
+        buttons.addWidget(self.label_button, 2, 1)
+        buttons.addWidget(self.hold_button, 3, 0)
+        buttons.addWidget(self.redact_button, 3, 1)
         self.placeholder = muted("Select a row to see its sentence, provenance and history.")
         self.body = QWidget()  # hidden until a row is selected: no pane of empty fields
         body = QVBoxLayout(self.body)
@@ -106,7 +195,8 @@ class DetailPane(QWidget):
     def focus_chain(self) -> list[QWidget]:
         """Its controls in Tab order: the chain, then the buttons row by row."""
         return [self.chain, self.timeline_button, self.move_button, self.forget_button,
-                self.purge_button]
+                self.purge_button, self.contest_button, self.label_button, self.hold_button,
+                self.redact_button]
 
     def show_assertion(self, a: Any) -> None:
         """Fill the pane from `a` (an Assertion, or None to clear) and load its chain."""
@@ -122,8 +212,36 @@ class DetailPane(QWidget):
         purged = has and a.text == "" and (a.reason or "").startswith("purged")
         self.purge_button.setEnabled(has and not purged)
         self.move_button.setEnabled(has and status_text(a.status) not in ("rejected",))
+        current = has and status_text(a.status) in ("active", "plain") and a.valid_to is None
+        self.contest_button.setEnabled(current)
+        self.contest_button.setToolTip(
+            "Mark this current fact wrong, with a reason and optionally the right value"
+            if current else "Only a current fact (active, still valid) can be contested")
+        held = has and bool(getattr(a, "hold", None))
+        self.hold_button.setText("Release &hold" if held else "&Hold…")
+        self.hold_button.setToolTip("Release the legal hold: expiry, purge and redaction "
+                                    "apply again" if held else
+                                    "Put the row on legal hold: no expiry, purge or redaction")
+        self.hold_button.setEnabled(has)
+        self.label_button.setEnabled(has and not purged)
+        if has:
+            self.label_actions.get(getattr(a, "label", "normal") or "normal",
+                                   self.label_actions["normal"]).setChecked(True)
+        self.redact_button.setEnabled(has and bool(a.text) and not held)
+        if held:
+            self.purge_button.setEnabled(False)
+            for w in (self.purge_button, self.redact_button):
+                w.setToolTip(f"Off: the row is on legal hold ({a.hold})")
+        else:
+            self.purge_button.setToolTip("Erase this sentence and its vector from the ledger "
+                                         "file (irreversible); a tombstone keeps the key and "
+                                         "interval")
+            self.redact_button.setToolTip("Erase the sentence, value and vector; keep the key, "
+                                          "interval and place in the chain (irreversible)")
         if self._state.read_only:
-            for w in (self.forget_button, self.purge_button, self.move_button):
+            for w in (self.forget_button, self.purge_button, self.move_button,
+                      self.contest_button, self.label_button, self.hold_button,
+                      self.redact_button):
                 w.setEnabled(False)
                 w.setToolTip("Off: the ledger is read-only")
         self.placeholder.setVisible(not has)
@@ -151,12 +269,110 @@ class DetailPane(QWidget):
         f["Reinforced"].setText(f"{a.reinforced}×")
         f["Superseded by"].setText(f"#{int(a.superseded_by)}" if a.superseded_by else "—")
         f["Reason"].setText(html.escape(a.reason or "—"))
+        self._show_governed(a)
         if a.subject and a.relation:
             gen, subject, relation = self._gen, a.subject, a.relation
             context, space = getattr(a, "context", None), getattr(a, "space", None)
             self._state.client.submit(Operation(
                 "history", lambda e: e.history(subject, relation, context, space),
                 lambda rows: self._on_chain(gen, rows)))
+
+    def _show_governed(self, a: Any) -> None:
+        """Authority, author, label, review, expiry and hold: only the ones the row has."""
+        label = getattr(a, "label", "normal") or "normal"
+        by, at = getattr(a, "reviewed_by", None), getattr(a, "reviewed_at", None)
+        reviewed = " · ".join(x for x in (html.escape(by or ""),
+                                          fmt_time_long(at, "") if at else "") if x)
+        label_text = html.escape(label)
+        if label != "normal":
+            label_text = f"<b>{label_text}</b> ({LABEL_HELP.get(label, '')})"
+        values = {
+            "Authority": html.escape(getattr(a, "authority", None) or ""),
+            "Author": html.escape(getattr(a, "author", None) or ""),
+            "Label": label_text,
+            "Reviewed": reviewed,
+            "Expires": fmt_time_long(a.expires_at, "") if getattr(a, "expires_at", None)
+            else "",
+            "Hold": html.escape(getattr(a, "hold", None) or ""),
+        }
+        for name, text in values.items():
+            self.fields[name].setText(text)
+            self.form.setRowVisible(self.fields[name], bool(text))
+
+    # --- governance actions -------------------------------------------------------------------
+    def _ask(self, title: str, intro: str, ok_text: str, value_label: str | None,
+             then: Any) -> ReasonDialog | None:
+        a = self._current
+        if a is None:
+            return None
+        dlg = ReasonDialog(title, intro, self, value_label=value_label, ok_text=ok_text)
+        aid = int(a.id)
+        dlg.accepted.connect(lambda: then(aid, *dlg.answers()))  # read on this thread
+        dlg.finished.connect(dlg.deleteLater)
+        self.reason_dialog = dlg
+        dlg.open()
+        self.dialog_opened.emit(dlg)
+        return dlg
+
+    def _contest(self) -> None:
+        a = self._current
+        if a is None:
+            return
+        self._ask("Contest this fact",
+                  f"“{html.escape(a.text)}” stops being valid now and stays in its key's "
+                  "chain with your reason. With a right value, a reviewer-stated row holds "
+                  "the key from now on; without one, the fact is retracted.",
+                  "Contest", "Right &value:" if a.subject else None, self.contest)
+
+    def contest(self, aid: int, reason: str, value: str | None = None) -> None:
+        self._state.client.call("contest", lambda e: e.contest(aid, reason, value),
+                                writes=("ledger",))
+
+    def _set_label(self, label: str) -> None:
+        a = self._current
+        if a is None or (getattr(a, "label", "normal") or "normal") == label:
+            return
+        self.set_label(int(a.id), label)
+
+    def set_label(self, aid: int, label: str) -> None:
+        self._state.client.call("label", lambda e: e.set_label(aid, label), writes=("ledger",))
+
+    def _hold(self) -> None:
+        a = self._current
+        if a is None:
+            return
+        aid = int(a.id)
+        if getattr(a, "hold", None):
+            self._state.client.call("release hold", lambda e: e.release_hold(aid),
+                                    writes=("ledger",))
+            return
+        self._ask("Put on legal hold",
+                  "While on hold, the row is neither expired, purged nor redacted, until "
+                  "the hold is released.", "Hold", None,
+                  lambda aid, reason, _v: self.hold(aid, reason))
+
+    def hold(self, aid: int, reason: str) -> None:
+        self._state.client.call("hold", lambda e: e.hold(aid, reason=reason),
+                                writes=("ledger",))
+
+    def _redact(self) -> None:
+        from PySide6.QtWidgets import QMessageBox
+
+        a = self._current
+        if a is None:
+            return
+        answer = QMessageBox.warning(
+            self, "Redact this sentence?",
+            f"“{html.escape(a.text)}”<br><br>Redact erases this sentence, its value and its "
+            "vector, with every row made from the same sentence, and keeps the row's key, "
+            "status, validity interval and place in the chain. <b>This cannot be undone</b>, "
+            "and the sentence can never be stated again.",
+            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel,
+            QMessageBox.StandardButton.Cancel)
+        if answer == QMessageBox.StandardButton.Yes:
+            aid = int(a.id)
+            self._state.client.call("redact", lambda e: e.redact(aid, "redacted in the app"),
+                                    writes=("ledger",))
 
     @staticmethod
     def _forget_tip(a: Any, forgettable: bool) -> str:

@@ -32,6 +32,86 @@ COLUMNS: tuple[tuple[str, str | None], ...] = (
 ASSERTION_ROLE = Qt.ItemDataRole.UserRole + 1
 
 
+def _known_where(engine: Any, flt: Any, known_at: Any) -> tuple[str, list[Any]]:
+    """The listing's WHERE clause for the ledger as known at `known_at`: rows recorded by then,
+    with the status filter applied to each row's status as known then (its last version)."""
+    from memstrata_app.engine.queries import where
+    from memstrata_app.engine.timeutil import to_ts
+
+    statuses = tuple(getattr(s, "value", s) for s in (getattr(flt, "statuses", ()) or ()))
+    w, params = where(replace(flt, statuses=()) if flt is not None else None)
+    t = to_ts(known_at)
+    w += " AND recorded_at <= ?"
+    params = [*params, t]
+    if statuses:
+        w += (" AND id IN (SELECT v.row_id FROM row_versions v JOIN (SELECT row_id,"
+              " max(vid) AS vid FROM row_versions WHERE at <= ? GROUP BY row_id) m"
+              f" ON m.vid = v.vid WHERE v.status IN ({','.join('?' * len(statuses))}))")
+        params += [t, *statuses]
+    return w, params
+
+
+def count_rows(engine: Any, flt: Any, known_at: Any = None) -> int:
+    """`engine.count_assertions(flt)`, or the rows the ledger held at `known_at`."""
+    if known_at is None or getattr(engine, "_readers", None) is None:
+        return int(engine.count_assertions(flt))
+    w, params = _known_where(engine, flt, known_at)
+    return int(engine._readers.query(f"SELECT count(*) FROM assertions WHERE {w}", params)[0][0])
+
+
+def list_rows(engine: Any, flt: Any, offset: int, limit: int, order: str, descending: bool,
+              known_at: Any = None) -> list[Any]:
+    """`engine.list_assertions(...)`, or — with `known_at` — the rows recorded by then, each
+    with the status, validity and label it had then (a later correction not yet applied)."""
+    if known_at is None or getattr(engine, "_readers", None) is None:
+        return list(engine.list_assertions(flt, offset, limit, order, descending))
+    from memstrata_app.engine.queries import ORDERS
+    from memstrata_app.engine.store import COLUMNS, row_to_assertion
+
+    col = ORDERS.get(order, "id")
+    w, params = _known_where(engine, flt, known_at)
+    direction = "DESC" if descending else "ASC"
+    rows = [row_to_assertion(r) for r in engine._readers.query(
+        f"SELECT {COLUMNS} FROM assertions WHERE {w} ORDER BY {col} {direction}, id {direction}"
+        " LIMIT ? OFFSET ?", (*params, int(limit), int(offset)))]
+    return as_known(engine, rows, known_at)
+
+
+def as_known(engine: Any, rows: list[Any], known_at: Any) -> list[Any]:
+    """Each row as the ledger held it at `known_at` (its last version at or before then)."""
+    from datetime import UTC, datetime
+
+    from memstrata_app.engine import Status
+    from memstrata_app.engine.timeutil import to_ts
+
+    if not rows:
+        return rows
+    ids = [int(a.id) for a in rows]
+    t = to_ts(known_at)
+    versions = {int(r[0]): r[1:] for r in engine._readers.query(
+        "SELECT v.row_id, v.status, v.valid_from, v.valid_to, v.label FROM row_versions v"
+        " JOIN (SELECT row_id, max(vid) AS vid FROM row_versions WHERE at <= ? AND row_id IN"
+        f" ({','.join('?' * len(ids))}) GROUP BY row_id) m ON m.vid = v.vid", (t, *ids))}
+
+    def dt(x: Any) -> Any:
+        return None if x is None else datetime.fromtimestamp(float(x), tz=UTC)
+
+    out = []
+    for a in rows:
+        v = versions.get(int(a.id))
+        if v is None:
+            out.append(a)
+            continue
+        status = Status(str(v[0]))
+        later = a.retired_at is not None and a.retired_at > known_at
+        out.append(replace(a, status=status, valid_from=dt(v[1]), valid_to=dt(v[2]),
+                           label=str(v[3] or a.label),
+                           retired_at=None if later else a.retired_at,
+                           superseded_by=None if later else a.superseded_by,
+                           reason=None if later else a.reason))
+    return out
+
+
 class LedgerModel(QAbstractTableModel):
     """Rows of `engine.list_assertions(filter)`, fetched a page at a time on the worker."""
 
@@ -48,6 +128,7 @@ class LedgerModel(QAbstractTableModel):
         self._descending = True
         self._generation = 0
         self._fetching = False
+        self._known_at: Any = None  # a transaction-time instant: the ledger as known then
 
     # --- what to show -------------------------------------------------------------------------
     @property
@@ -65,6 +146,16 @@ class LedgerModel(QAbstractTableModel):
         self.set_filter(replace(self._filter or LedgerFilter(), **changes))
 
     @property
+    def known_at(self) -> Any:
+        return self._known_at
+
+    def set_known_at(self, t: Any) -> None:
+        """Show the rows as the ledger knew them at `t` (None: as it is now), and reload."""
+        if t != self._known_at:
+            self._known_at = t
+            self.reload()
+
+    @property
     def total(self) -> int:
         return self._total
 
@@ -72,12 +163,14 @@ class LedgerModel(QAbstractTableModel):
         """Drop the rows and fetch the first page (with the total) again."""
         self._generation += 1
         gen, flt, order, desc = self._generation, self._filter, self._order, self._descending
+        known = self._known_at
         self.beginResetModel()
         self._rows, self._total, self._fetching = [], 0, True
         self.endResetModel()
 
         def fetch(e: Any) -> tuple[int, list[Any]]:
-            return e.count_assertions(flt), e.list_assertions(flt, 0, PAGE, order, desc)
+            return (count_rows(e, flt, known),
+                    list_rows(e, flt, 0, PAGE, order, desc, known))
 
         self._client.submit(Operation("list ledger", fetch, lambda r: self._on_first(gen, r),
                                       lambda exc: self._on_error(gen, exc)))
@@ -110,9 +203,9 @@ class LedgerModel(QAbstractTableModel):
             return
         self._fetching = True
         gen, flt, offset = self._generation, self._filter, len(self._rows)
-        order, desc = self._order, self._descending
+        order, desc, known = self._order, self._descending, self._known_at
         self._client.submit(Operation(
-            "page ledger", lambda e: e.list_assertions(flt, offset, PAGE, order, desc),
+            "page ledger", lambda e: list_rows(e, flt, offset, PAGE, order, desc, known),
             lambda rows: self._on_page(gen, offset, rows), lambda exc: self._on_error(gen, exc)))
 
     def _on_page(self, gen: int, offset: int, rows: list[Any]) -> None:

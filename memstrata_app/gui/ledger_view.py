@@ -75,6 +75,7 @@ class LedgerView(QWidget):
         self.count.setObjectName("ledger_count")
         self.as_of_label = QLabel()
         self.as_of_label.setObjectName("ledger_as_of")
+        self.as_of_label.setWordWrap(True)
         self.empty_hint = QLabel()
         self.empty_hint.setObjectName("ledger_empty_hint")
         self.empty_hint.setWordWrap(True)
@@ -153,6 +154,8 @@ class LedgerView(QWidget):
         self.model.modelReset.connect(lambda: self.detail.show_assertion(None))
         self.model.loaded.connect(self._reselect)
         state.as_of_changed.connect(self._on_as_of)
+        state.known_at_changed.connect(self._on_as_of)
+        state.row_picked.connect(self.select_id)
         state.space_changed.connect(self._on_space)
         state.client.changed.connect(self._on_changed)
         self._want_id: int | None = None
@@ -178,7 +181,8 @@ class LedgerView(QWidget):
         """First load, once the ledger is open."""
         from memstrata_app.engine import LedgerFilter
 
-        self.model.set_filter(LedgerFilter(as_of=self._state.as_of, space=self._state.space))
+        self.model._known_at = self._state.known_at
+        self.model.set_filter(LedgerFilter(as_of=self._state.valid_at, space=self._state.space))
         self.refresh_choices()
 
     def refresh_choices(self) -> None:
@@ -220,11 +224,17 @@ class LedgerView(QWidget):
         self.model.update_filter(source=None if src in ("", ANY) else src,
                                  relation=None if rel in ("", ANY) else rel)
 
-    def _on_as_of(self, t: Any) -> None:
+    def _on_as_of(self, _t: Any = None) -> None:
+        valid, known = self._state.valid_at, self._state.known_at
         self.as_of_label.setStyleSheet(f"color: {accent_color().name()}; font-weight: 600;")
-        self.as_of_label.setText(f"Showing rows valid at {fmt_time(t)} (status column: as of today)"
-                                 if t else "")
-        self.model.update_filter(as_of=t)
+        if known is not None:
+            self.as_of_label.setText(f"Showing the ledger as known at {fmt_time(known)}: rows "
+                                     "recorded by then, with the status they had then")
+        else:
+            self.as_of_label.setText(f"Showing rows valid at {fmt_time(valid)} (status column: "
+                                     "as of today)" if valid else "")
+        self.model._known_at = known  # one reload for both changes
+        self.model.update_filter(as_of=valid)
 
     def _on_space(self, name: str | None) -> None:
         self.model.update_filter(space=name)
@@ -244,8 +254,8 @@ class LedgerView(QWidget):
 
     def _filtered(self) -> bool:
         f = self.model.filter
-        return f is not None and any(getattr(f, k, None) for k in (
-            "search", "statuses", "source", "relation", "as_of"))
+        return self.model.known_at is not None or (f is not None and any(
+            getattr(f, k, None) for k in ("search", "statuses", "source", "relation", "as_of")))
 
     def _show_empty(self, empty: bool) -> None:
         """An empty ledger says how to add facts; an empty filter says how to widen it."""

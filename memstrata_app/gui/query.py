@@ -123,6 +123,7 @@ class QueryView(QWidget):
         layout.addWidget(self.note)
         state.as_of_changed.connect(self._on_as_of)
         state.space_changed.connect(lambda _s: self._on_as_of(self._state.as_of))
+        state.known_at_changed.connect(lambda _k: self._on_as_of(self._state.as_of))
         self._format: Callable[[list[Any], datetime | None], str] | None = None
         self._on_as_of(state.as_of)
 
@@ -138,7 +139,12 @@ class QueryView(QWidget):
         self.table.setColumnWidth(3, max(150, min(420, int(w * 0.26))))
 
     def _on_as_of(self, t: datetime | None) -> None:
-        parts = [f"Answering as of {fmt_time(t)} (move the as-of slider to change)"] if t else []
+        if t and self._state.known_mode:
+            parts = [f"Answering as the ledger knew it at {fmt_time(t)}: statements and "
+                     "corrections recorded later are not seen"]
+        else:
+            parts = ([f"Answering as of {fmt_time(t)} (move the as-of slider to change)"]
+                     if t else [])
         space = self._state.space
         if space:
             parts.append(f"reading the space {space} and the global space, as a request "
@@ -152,7 +158,8 @@ class QueryView(QWidget):
         q = self.question.text().strip()[-MAX_QUERY_CHARS:]
         if not q:
             return
-        k, as_of, space = self.k.value(), self._state.as_of, self._state.space
+        k, space = self.k.value(), self._state.space
+        as_of, known_at = self._state.valid_at, self._state.known_at
         started = time.perf_counter()
         self.ask.setEnabled(False)
         if not self._state.client.is_warm:
@@ -160,15 +167,18 @@ class QueryView(QWidget):
 
         def done(hits: list[Any]) -> None:
             self.ask.setEnabled(True)
-            self._show(hits, as_of, (time.perf_counter() - started) * 1000)
+            self._show(hits, as_of or known_at, (time.perf_counter() - started) * 1000)
 
         def fail(exc: BaseException) -> None:
             self.ask.setEnabled(True)
             self.timing.setText(f"Retrieval failed: {exc}")
 
-        self._state.client.submit(
-            Operation("retrieve", lambda e: e.retrieve(q, k, as_of, space) if space
-                      else e.retrieve(q, k, as_of), done, fail))
+        def retrieve(e: Any) -> list[Any]:
+            if known_at is not None:
+                return e.retrieve(q, k, space=space, known_at=known_at)
+            return e.retrieve(q, k, as_of, space) if space else e.retrieve(q, k, as_of)
+
+        self._state.client.submit(Operation("retrieve", retrieve, done, fail))
 
     def _show(self, hits: list[Any], as_of: datetime | None, ms: float) -> None:
         self.hits = list(hits)

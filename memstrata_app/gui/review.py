@@ -69,6 +69,13 @@ def why_in_review(a: Any) -> str:
                 "approving as shown retires what is listed under “Approving would retire”. "
                 "To use a candidate's key instead, pick it under Candidates (Enter), then "
                 "approve.")
+    m = re.match(r"lower authority:\s*(\w+) contradicts #(\d+), stated by (\w+)", reason)
+    if m:
+        mine, rid, theirs = (html.escape(g) for g in m.groups())
+        return (f"<b>Lower authority.</b> This was stated by the <b>{mine}</b> and contradicts "
+                f"#{rid}, stated by the <b>{theirs}</b>: a lower authority never retires a "
+                f"higher one on its own. Approving (a reviewer's decision) retires #{rid}; "
+                "rejecting keeps it.")
     if reason.startswith(BROAD):
         return ("<b>Stated for every context.</b> Approving also retires the narrower values "
                 "listed below (other environments or variants of the same key).")

@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
 )
 
 from .asof import AsOfBar
+from .audit import AuditView
 from .endpoint import EndpointController
 from .icons import badge_icon, strata_icon
 from .ingest import IngestView
@@ -34,7 +35,7 @@ from .watch import ExternalWrites
 from .worker import Change
 
 log = logging.getLogger(__name__)
-TABS = ("ledger", "timeline", "review", "query", "ingest", "latency")
+TABS = ("ledger", "timeline", "review", "query", "ingest", "latency", "audit")
 
 
 NARROW = 1100  # below this width the status bar keeps only what matters most
@@ -104,6 +105,7 @@ class MainWindow(QMainWindow):
         self.review = ReviewView(state)
         self.query = QueryView(state)
         self.ingest = IngestView(state)
+        self.audit = AuditView(state)
         self.latency: Any = None  # built on first view: pyqtgraph loads lazily
         self._latency_box = QWidget()
         QVBoxLayout(self._latency_box).setContentsMargins(0, 0, 0, 0)
@@ -113,9 +115,12 @@ class MainWindow(QMainWindow):
         for name, view, title in (
                 (TABS[0], self.ledger, "Ledger"), (TABS[1], self.timeline, "Timeline"),
                 (TABS[2], self.review, "Review"), (TABS[3], self.query, "Query"),
-                (TABS[4], self.ingest, "Ingest"), (TABS[5], self._latency_box, "Latency")):
+                (TABS[4], self.ingest, "Ingest"), (TABS[5], self._latency_box, "Latency"),
+                (TABS[6], self.audit, "Audit")):
             view.setObjectName(f"view_{name}")
             self.tabs.addTab(view, title)
+        self.tabs.setTabToolTip(TABS.index("audit"), "Why did the assistant see this? The "
+                                "endpoint's log of served requests (Ctrl+7)")
         self.tabs.currentChanged.connect(self._on_tab)
         central = QWidget()
         v = QVBoxLayout(central)
@@ -209,6 +214,14 @@ class MainWindow(QMainWindow):
         now.setShortcut(QKeySequence("Ctrl+0"))
         now.triggered.connect(self.asof.go_now)
         view.addAction(now)
+        known = QAction("&Known at (transaction time)", self)
+        known.setCheckable(True)
+        known.setShortcut(QKeySequence("Ctrl+Shift+K"))
+        known.setToolTip("The as-of instant reads the ledger as it was known then")
+        known.toggled.connect(self.asof.set_known_mode)
+        self.state.known_at_changed.connect(known.setChecked)
+        self.known_action = known
+        view.addAction(known)
         space = QAction("Choose the &space", self)
         space.setShortcut(QKeySequence("Ctrl+Shift+S"))
         space.triggered.connect(self._focus_space)
@@ -224,10 +237,12 @@ class MainWindow(QMainWindow):
     def focus_chain(self) -> list[QWidget]:
         """The window's Tab order: the space, the as-of bar, the tabs, then the current view's
         controls (widgets of hidden tabs are skipped)."""
-        views = [self.ledger, self.timeline, self.review, self.query, self.ingest]
+        views: list[Any] = [self.ledger, self.timeline, self.review, self.query, self.ingest]
         if self.latency is not None:
             views.append(self.latency)
+        views.append(self.audit)
         return [self.spaces.combo, self.asof.slider, self.asof.edit, self.asof.now_button,
+                self.asof.valid_button, self.asof.known_button,
                 self.tabs.tabBar(), *(w for v in views for w in v.focus_chain())]
 
     def _chain_focus(self) -> None:
@@ -246,6 +261,7 @@ class MainWindow(QMainWindow):
         self.ledger.start()
         self.timeline.start()
         self.review.reload()
+        self.audit.reload()
         self.asof.refresh_range()
         self._refresh_stats()
         self.watcher.watch(self.client.engine.metrics, self.client.worker_ident,

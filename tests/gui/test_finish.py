@@ -166,10 +166,18 @@ def test_every_action_has_a_shortcut(qtbot: Any, win: Any) -> None:
     menu_actions = [a for m in win.menuBar().actions() for a in m.menu().actions()
                     if not a.isSeparator()]
     assert menu_actions
+    from PySide6.QtWidgets import QAbstractButton, QMenu
+
+    # a button's drop-down menu (the detail pane's Label ▾): Alt+its letter opens it, and the
+    # menu's own items carry mnemonics
+    button_menu_actions = [a for m in win.findChildren(QMenu)
+                           if isinstance(m.parent(), QAbstractButton) and "&" in m.parent().text()
+                           for a in m.actions() if "&" in a.text()]
     for act in menu_actions + win.findChildren(QAction):
         if act.isSeparator() or act.menu() is not None or not act.text():
             continue
-        reachable = not act.shortcut().isEmpty() or act in menu_actions
+        reachable = (not act.shortcut().isEmpty() or act in menu_actions
+                     or act in button_menu_actions)
         assert reachable, f"{act.text()!r} has no shortcut and is in no menu"
     for act in menu_actions:
         assert not act.shortcut().isEmpty(), f"menu item {act.text()!r} has no shortcut"
@@ -179,5 +187,6 @@ def test_every_action_has_a_shortcut(qtbot: Any, win: Any) -> None:
 
 def test_detail_buttons_have_mnemonics(qtbot: Any, win: Any) -> None:
     d = win.ledger.detail
-    for b in (d.timeline_button, d.forget_button, d.purge_button, d.move_button):
+    for b in (d.timeline_button, d.forget_button, d.purge_button, d.move_button,
+              d.contest_button, d.label_button, d.hold_button, d.redact_button):
         assert "&" in b.text()

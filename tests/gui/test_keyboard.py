@@ -36,7 +36,7 @@ CHAT = [
 REVIEW = [("celery is pinned to 5.4.0 now", T0 + timedelta(days=6))]
 ACTIONABLE = (QAbstractButton, QLineEdit, QComboBox, QAbstractItemView, QAbstractSpinBox,
               QSlider, QPlainTextEdit, QTabBar)
-VIEWS = ("ledger", "timeline", "review", "query", "ingest", "latency")
+VIEWS = ("ledger", "timeline", "review", "query", "ingest", "latency", "audit")
 
 
 @pytest.fixture
@@ -44,7 +44,20 @@ def win(tmp_path: Path, local_embedder: Any, make_window: Any) -> Any:
     db = tmp_path / "ledger.db"
     seed(db, local_embedder, CHAT)
     seed(db, local_embedder, REVIEW, quarantine_threshold=0.99)
+    log_request(db, local_embedder)
     return make_window(db)
+
+
+def log_request(db: Path, local_embedder: Any) -> None:
+    """One request in the endpoint's log: the new port injected, the old one left out."""
+    from memstrata_app.engine import MemoryEngine
+
+    with MemoryEngine.open(db, embedder=local_embedder) as eng:
+        rows = eng.list_assertions(None, 0, 50, "id", False)
+        old, new = (next(a for a in rows if a.object == v) for v in ("8080", "8443"))
+        eng.log_injection("openai", "staging API port?", injected=[(int(new.id), 0.81)],
+                          filtered=[(int(old.id), 0.79, int(new.id))], settings={"k": 5},
+                          model="gpt-4o", space="global", tool="curl/8.5")
 
 
 def owner(w: QWidget | None) -> QWidget | None:
@@ -118,12 +131,12 @@ def test_tab_reaches_every_control_of_each_view_in_order(qtbot: Any, win: Any,
               for w in wanted if w not in seen]
     assert not missed, f"{name}: Tab never reaches {missed}"
     # the space, the as-of bar and the tab bar come first, then the view, in its declared order
-    head = seen[:5]
+    head = seen[:7]
     assert head == [win.spaces.combo, win.asof.slider, win.asof.edit, win.asof.now_button,
-                    win.tabs.tabBar()]
+                    win.asof.valid_button, win.asof.known_button, win.tabs.tabBar()]
     declared = [w for w in view.focus_chain() if w in wanted]
     walked = []
-    for w in seen[5:]:
+    for w in seen[7:]:
         if w in declared and w not in walked:
             walked.append(w)
     assert walked == declared, f"{name}: Tab order {walked} is not the declared {declared}"
