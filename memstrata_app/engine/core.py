@@ -475,10 +475,12 @@ class MemoryEngine(WriteOps, PrivacyOps, GovernanceOps):
 
     def _search(self, qv: np.ndarray, k: int, as_of: datetime | None,
                 spaces: tuple[str, ...] | None = None,
-                stale: list[tuple[int, float]] | None = None) -> list[Hit]:
+                stale: list[tuple[int, float]] | None = None,
+                fresh: bool = False) -> list[Hit]:
         at = to_ts(to_utc(as_of))
         assert at is not None
         index = self._sync_index()
+        mark = len(stale) if stale is not None else 0
         pairs = index.search(qv, k * 3, at, spaces, stale)
         rows = self._rows([i for i, _ in pairs])
         hits: list[Hit] = []
@@ -488,6 +490,15 @@ class MemoryEngine(WriteOps, PrivacyOps, GovernanceOps):
             if (a is None or a.status not in RETRIEVABLE or not a.valid_at(_dt(at))
                     or a.label == RESTRICTED
                     or not a.text):
+                if not fresh and self._writer.incremental and index.generation >= 0:
+                    # another client changed this row after our index last caught up (a team
+                    # ledger's listener is a few ms behind): catch up now and search again
+                    with self._index_lock:
+                        if not self._catch_up(index):
+                            self._index = None
+                    if stale is not None:
+                        del stale[mark:]
+                    return self._search(qv, k, as_of, spaces, stale, fresh=True)
                 continue  # changed since the index was read (or purged)
             if a.text in seen:
                 continue  # one sentence can hold several assertions

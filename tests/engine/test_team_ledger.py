@@ -306,3 +306,17 @@ def test_redaction_leaves_no_text_in_the_tables_and_is_refused_again(pg_engine, 
     assert all("555-0199" not in str(r) for r in rows) and vecs == 0
     assert pg_engine.get(rid).key  # the key stays
     assert pg_engine.ingest(said).actions[0].action.value == "refused"
+
+
+def test_a_read_that_meets_a_row_changed_elsewhere_catches_up_at_once(pg_dsn, local_embedder):
+    """The listener may be a few ms behind another client's commit; a read that finds a row
+    of its index changed meanwhile catches up before answering (here the listener is made
+    to never catch up, so only the read can)."""
+    with MemoryEngine.open(pg_dsn, embedder=local_embedder) as a, \
+            MemoryEngine.open(pg_dsn, embedder=local_embedder) as b:
+        a.ingest("The auth service port is 8080.", at=day(0))
+        assert top_texts(a, "auth service port", k=1) == ["The auth service port is 8080."]
+        assert wait_until(lambda: a._listener.connected.is_set())
+        a._listener.on_change = lambda _gen: None
+        b.ingest("The auth service port is 9090.", at=day(1))
+        assert top_texts(a, "auth service port", k=1) == ["The auth service port is 9090."]
