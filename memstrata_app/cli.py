@@ -991,26 +991,31 @@ def cmd_forget(args: argparse.Namespace) -> int:
 
 
 def cmd_purge(args: argparse.Namespace) -> int:
+    return _erase(args, "purge", "Purge erases this sentence and its vector from the ledger "
+                  "file, with every row made from it. This cannot be undone.")
+
+
+def cmd_redact(args: argparse.Namespace) -> int:
+    return _erase(args, "redact", "Redact erases this sentence, its value and its vector (its "
+                  "key and interval stay).")
+
+
+def _erase(args: argparse.Namespace, verb: str, what: str) -> int:
+    """purge/redact: confirm (on a terminal), erase, print the rows as they are left."""
+    done = verb + ("d" if verb.endswith("e") else "ed")
     with open_engine(args) as eng:
         a = eng.get(args.id)
-        if not args.yes and sys.stdin.isatty():
-            print(f"#{a.id}: “{a.text}”\nPurge erases this sentence and its vector from the "
-                  "ledger file, with every row made from it. This cannot be undone.",
-                  file=sys.stderr)
-            try:
-                answer = input("Purge? [y/N] ").strip().lower()
-            except EOFError:
-                answer = ""
-            if answer not in ("y", "yes"):
-                print("nothing purged", file=sys.stderr)
-                return 1
-        rows = eng.purge(args.id, reason=args.reason)
+        if not _confirm(f"#{a.id}: “{a.text}”\n{what} {verb.capitalize()}? [y/N] ", args):
+            print(f"nothing {done}", file=sys.stderr)
+            return 1
+        rows = getattr(eng, verb)(args.id, reason=args.reason)
     if args.json:
         emit_json([r.to_dict() for r in rows])
         return 0
     for r in rows:
-        print(f"purged #{r.id}: {r.key or '(plain fact)'}  {fmt_time(r.valid_from)} → "
-              f"{fmt_time(r.valid_to)}  ({r.reason})")
+        print(f"{done} #{r.id}: "
+              f"{r.key or '(plain fact)'}  {fmt_time(r.valid_from)} → {fmt_time(r.valid_to)}"
+              f"  {r.status.value}  ({r.reason})")
     return 0
 
 
@@ -1021,23 +1026,6 @@ def _confirm(prompt: str, args: argparse.Namespace) -> bool:
         return input(prompt).strip().lower() in ("y", "yes")
     except EOFError:
         return False
-
-
-def cmd_redact(args: argparse.Namespace) -> int:
-    with open_engine(args) as eng:
-        a = eng.get(args.id)
-        if not _confirm(f"#{a.id}: “{a.text}”\nRedact erases this sentence, its value and its "
-                        "vector (its key and interval stay). Redact? [y/N] ", args):
-            print("nothing redacted", file=sys.stderr)
-            return 1
-        rows = eng.redact(args.id, reason=args.reason)
-    if args.json:
-        emit_json([r.to_dict() for r in rows])
-        return 0
-    for r in rows:
-        print(f"redacted #{r.id}: {r.key or '(plain fact)'}  {fmt_time(r.valid_from)} → "
-              f"{fmt_time(r.valid_to)}  {r.status.value}  ({r.reason})")
-    return 0
 
 
 def _hold_target(args: argparse.Namespace) -> tuple[int | None, str | None]:
