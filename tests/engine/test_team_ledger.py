@@ -239,7 +239,7 @@ def test_a_local_ledger_pushed_to_the_team_ledger_keeps_its_history(tmp_path, pg
         assert eng.spaces().keys() == {"shop"}
 
 
-def test_read_your_write_needs_no_round_trip_for_the_generation(pg_engine):
+def test_a_client_reads_its_own_writes_at_once_with_its_listener_connected(pg_engine):
     """With the listener connected, a read uses the index as kept in step (no query per
     retrieve for the generation), and still sees this client's own writes at once."""
     pg_engine.ingest("The log level is debug.", at=day(0))
