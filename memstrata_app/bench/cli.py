@@ -1,5 +1,5 @@
 """`memstrata bench`: the evaluation suite (default), `perf`, `ttfb`, `conversations`,
-`embedders` and `governance` subcommands."""
+`embedders`, `retrieval` and `governance` subcommands."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ def _parser() -> argparse.ArgumentParser:
         prog="memstrata bench",
         description="Marker-free evolving-fact benchmarks: naive_rag, recency_rag and the "
                     "engine on the same embedder and k. Subcommands: perf, ttfb, "
-                    "conversations, embedders, governance.")
+                    "conversations, embedders, retrieval, governance.")
     p.add_argument("--quick", action="store_true", help="fewer items per family (< 2 min)")
     p.add_argument("--out", type=Path,
                    help="write report.json and report.md here (full runs default to ./bench-out)")
@@ -57,6 +57,10 @@ def main(argv: list[str] | None = None) -> int:
         from memstrata_app.bench import governance
 
         return int(governance.main(args[1:]) or 0)
+    if args and args[0] == "retrieval":
+        from memstrata_app.bench import retrieval
+
+        return int(retrieval.main(args[1:]) or 0)
     if args and args[0] == "embedders":
         from memstrata_app.bench import embedders
 

@@ -331,7 +331,7 @@ def settle_model_claims(eng: Any, ex: Extractor) -> None:
 
 
 def run_case(case: Case, emb: CachedEmbedder, folder: Path, k: int = 5,
-             extractor: Extractor | None = None) -> dict[str, Any]:
+             extractor: Extractor | None = None, hybrid: bool = True) -> dict[str, Any]:
     """Replay one case into a fresh ledger and the plain store; score every probe."""
     from memstrata_app.engine import MemoryEngine
 
@@ -339,6 +339,7 @@ def run_case(case: Case, emb: CachedEmbedder, folder: Path, k: int = 5,
     base.load_turns(case.turns)
     safe = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in case.id)
     with MemoryEngine.open(folder / f"{safe}.db", embedder=emb) as eng:
+        eng.hybrid = hybrid
         if extractor is not None:
             eng.enable_llm_tier(extractor.model, host=extractor.host)
         turn_ids = replay(eng, case)
@@ -390,14 +391,14 @@ def summarize(results: Iterable[dict[str, Any]]) -> dict[str, Any]:
 
 
 def run_set(name: str, emb: CachedEmbedder, family: str | None = None, limit: int | None = None,
-            k: int = 5, log: Log = lambda _m: None, extractor: Extractor | None = None
-            ) -> dict[str, Any]:
+            k: int = 5, log: Log = lambda _m: None, extractor: Extractor | None = None,
+            hybrid: bool = True) -> dict[str, Any]:
     """Every case of one set: per-family (or per-story) summaries, totals and details."""
     cases = load_set(name, family, limit)
     emb.warm([t for c in cases for _, t in c.turns] + [p.q for c in cases for p in c.probes])
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix=f"memstrata-conv-{name}-") as tmp:
-        results = [run_case(c, emb, Path(tmp), k, extractor) for c in cases]
+        results = [run_case(c, emb, Path(tmp), k, extractor, hybrid) for c in cases]
     log(f"conversations/{name}: {len(cases)} cases in {time.perf_counter() - t0:.1f} s")
     families: dict[str, list[dict[str, Any]]] = {}
     for r in results:
@@ -414,15 +415,16 @@ def run_set(name: str, emb: CachedEmbedder, family: str | None = None, limit: in
 
 def run_sets(emb: CachedEmbedder, sets: Sequence[str] | None = None, family: str | None = None,
              limit: int | None = None, k: int = 5, log: Log = lambda _m: None,
-             extractor: Extractor | None = None) -> dict[str, Any]:
-    """The named sets (default: all on disk) and the grand totals."""
+             extractor: Extractor | None = None, hybrid: bool = True) -> dict[str, Any]:
+    """The named sets (default: all on disk) and the grand totals; `hybrid=False` reads
+    by cosine alone."""
     names = list(sets) if sets is not None else available_sets()
     out: dict[str, Any] = {"k": k, "limit_per_family": limit, "sets": {},
                            "extractor": (f"llm:{extractor.model}" + (" (all approved)"
                                          if extractor.approve else "")) if extractor else None}
     for n in names:
         try:
-            out["sets"][n] = run_set(n, emb, family, limit, k, log, extractor)
+            out["sets"][n] = run_set(n, emb, family, limit, k, log, extractor, hybrid)
         except (ConversationDataError, json.JSONDecodeError, OSError) as e:
             log(f"conversations/{n}: skipped, {e}")
             out["sets"][n] = {"error": f"{type(e).__name__}: {e}"}

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, cast, overload
 import apsw
 import numpy as np
 
-from . import queries, store_pg
+from . import lexical, queries, store_pg
 from .embedders import (
     STATIC_NAME,
     Embedder,
@@ -119,6 +119,9 @@ class MemoryEngine(WriteOps, PrivacyOps, GovernanceOps):
         self._remote_hooks: list[Callable[[int], None]] = []
         self._own_gen = -1  # the last generation this engine wrote
         self._seen_gen = -1  # the last generation announced to the hooks
+        # hybrid retrieval: the lexical ranking (engine/lexical.py) fused with the vector
+        # one; False reads by cosine alone (the `retrieval` setting, benchmarks)
+        self.hybrid = True
 
     @property
     def backend(self) -> str:
@@ -433,9 +436,9 @@ class MemoryEngine(WriteOps, PrivacyOps, GovernanceOps):
         t0 = time.perf_counter()
         qv = self.embedder.embed([query])[0]
         if known_at is not None:
-            hits = self._search_known(qv, k, as_of, known_at, _spaces(space))
+            hits = self._search_known(qv, k, as_of, known_at, _spaces(space), query)
         else:
-            hits = self._search(qv, k, as_of, _spaces(space))
+            hits = self._search(qv, k, as_of, _spaces(space), query=query)
         self.metrics.record("retrieve", (time.perf_counter() - t0) * 1000)
         return hits
 
@@ -459,7 +462,7 @@ class MemoryEngine(WriteOps, PrivacyOps, GovernanceOps):
         per_statement = self._write(prepared) if prepared else []
         t1 = time.perf_counter()
         stale: list[tuple[int, float]] = []
-        hits = self._search(qv, k, None, _spaces(space), stale)
+        hits = self._search(qv, k, None, _spaces(space), stale, query=query)
         t2 = time.perf_counter()
         ingest_ms, retrieve_ms = (t1 - t0) * 1000, (t2 - t1) * 1000
         self.metrics.record("ingest", ingest_ms)
@@ -476,13 +479,13 @@ class MemoryEngine(WriteOps, PrivacyOps, GovernanceOps):
     def _search(self, qv: np.ndarray, k: int, as_of: datetime | None,
                 spaces: tuple[str, ...] | None = None,
                 stale: list[tuple[int, float]] | None = None,
-                fresh: bool = False) -> list[Hit]:
+                fresh: bool = False, query: str | None = None) -> list[Hit]:
         at = to_ts(to_utc(as_of))
         assert at is not None
         index = self._sync_index()
         mark = len(stale) if stale is not None else 0
         pairs = index.search(qv, k * 3, at, spaces, stale)
-        rows = self._rows([i for i, _ in pairs])
+        pairs, rows = self._fuse(index, qv, pairs, query, at, spaces, k)
         hits: list[Hit] = []
         seen: set[str] = set()
         for row_id, score in pairs:
@@ -498,7 +501,7 @@ class MemoryEngine(WriteOps, PrivacyOps, GovernanceOps):
                             self._index = None
                     if stale is not None:
                         del stale[mark:]
-                    return self._search(qv, k, as_of, spaces, stale, fresh=True)
+                    return self._search(qv, k, as_of, spaces, stale, fresh=True, query=query)
                 continue  # changed since the index was read (or purged)
             if a.text in seen:
                 continue  # one sentence can hold several assertions
@@ -510,7 +513,8 @@ class MemoryEngine(WriteOps, PrivacyOps, GovernanceOps):
         return hits
 
     def _search_known(self, qv: np.ndarray, k: int, as_of: datetime | None,
-                      known_at: datetime, spaces: tuple[str, ...] | None) -> list[Hit]:
+                      known_at: datetime, spaces: tuple[str, ...] | None,
+                      query: str | None = None) -> list[Hit]:
         known = to_ts(to_utc(known_at))
         at = to_ts(to_utc(as_of)) if as_of is not None else known
         assert known is not None and at is not None
@@ -530,7 +534,8 @@ class MemoryEngine(WriteOps, PrivacyOps, GovernanceOps):
                              None if r[3] is None else float(r[3])) for r in rows}
         index = self._sync_index()
         scored = sorted(index.score_ids(qv, list(state)), key=lambda p: -p[1])[: k * 3]
-        current = self._rows([i for i, _ in scored])
+        scored, current = self._fuse(index, qv, scored, query, None, spaces, k,
+                                     within=state.keys())
         hits: list[Hit] = []
         seen: set[str] = set()
         for row_id, score in scored:
@@ -544,6 +549,35 @@ class MemoryEngine(WriteOps, PrivacyOps, GovernanceOps):
             if len(hits) == k:
                 break
         return hits
+
+    def _fuse(self, index: VectorIndex, qv: np.ndarray, pairs: list[tuple[int, float]],
+              query: str | None, at: float | None, spaces: tuple[str, ...] | None, k: int,
+              within: Any = None) -> tuple[list[tuple[int, float]], dict[int, Assertion]]:
+        """The vector ranking `pairs` fused with the lexical one (engine/lexical.py), best
+        first, with the rows they name. Each score is `cosine + LEXICAL_WEIGHT * coverage`;
+        the lexical side adds the best term matches the vector side missed. `within` (a
+        read as known at some instant) limits the lexical matches to those rows."""
+        q_terms = lexical.query_terms(query) if query and self.hybrid else []
+        if not q_terms:
+            return pairs, self._rows([i for i, _ in pairs])
+        q = self._readers.query
+        dfs = lexical.doc_freqs(q, self.backend, q_terms)
+        if not dfs:  # no sentence holds any of the question's terms
+            return pairs, self._rows([i for i, _ in pairs])
+        n_docs = max(len(index), max(dfs.values()) + 1)
+        q_idf = {t: lexical.idf(n_docs, n) for t, n in dfs.items()}
+        limit = max(3 * k, 15)
+        found = lexical.candidates(q, self.backend, list(dfs), at, spaces,
+                                   limit if within is None else 20 * limit)
+        if within is not None:
+            found = [i for i in found if i in within][:limit]
+        have = {i for i, _ in pairs}
+        pairs = pairs + index.score_ids(qv, [i for i in found if i not in have])
+        rows = self._rows([i for i, _ in pairs])
+        fused = [(i, sc + lexical.LEXICAL_WEIGHT * lexical.coverage(
+            q_idf, lexical.terms(rows[i].text)) if i in rows else sc) for i, sc in pairs]
+        fused.sort(key=lambda p: -p[1])
+        return fused, rows
 
     def history(self, subject: str, relation: str, context: str | None = None,
                 space: str | None = None) -> list[Assertion]:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from . import lexical
 from .governance import check_label, record_version
 from .index import IndexUpdate
 from .secrets import redact as redact_secrets
@@ -352,6 +353,7 @@ class GovernanceOps:
                     f"UPDATE assertions SET reason='superseded by #' || superseded_by ||"
                     f" ' (redacted)' WHERE superseded_by IN ({marks})"
                     " AND reason LIKE 'superseded by #%:%'", ids)
+                lexical.compact(conn, self.backend)  # type: ignore[attr-defined]
             finally:
                 if secure is not None:
                     conn.execute(f"PRAGMA secure_delete={int(secure[0])}")

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import apsw
 import numpy as np
 
+from . import lexical
 from .governance import record_version
 from .index import IndexUpdate
 from .secrets import PLACEHOLDER_MARK, redact
@@ -143,6 +144,7 @@ class PrivacyOps:
                     f" ' (purged)' WHERE superseded_by IN ({marks})"
                     " AND reason LIKE 'superseded by #%:%'", ids)
                 flag_rows(conn, ids, PURGED, ctx.now)
+                lexical.compact(conn, self.backend)  # type: ignore[attr-defined]
             finally:
                 conn.execute(f"PRAGMA secure_delete={secure}")
             log.info("purged %d row(s): #%s", len(ids), ", #".join(map(str, ids)))

@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 import apsw
 import sqlite_vec
 
+from . import lexical
 from .timeutil import from_ts
 from .types import (
     Assertion,
@@ -164,8 +165,13 @@ MIGRATIONS: list[str] = [
     -- sentences erased by purge or redaction: never stored again (hashes, not text)
     CREATE TABLE erased (text_hash TEXT PRIMARY KEY, at REAL NOT NULL, how TEXT NOT NULL);
     """,
+    # v7: the lexical index (SQLite FTS5 over each sentence's terms, engine/lexical.py);
+    # the stored sentences are indexed in the same transaction (`AFTER_MIGRATION`)
+    lexical.FTS_TABLE_SQL,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
+# Python steps run right after a migration, in its transaction (by the version it made)
+AFTER_MIGRATION: dict[int, Callable[[apsw.Connection], object]] = {7: lexical.backfill}
 
 
 def row_to_assertion(r: tuple[Any, ...]) -> Assertion:
@@ -350,6 +356,8 @@ def migrate(conn: apsw.Connection, path: Path) -> None:
                 conn.execute("ROLLBACK")  # another process migrated meanwhile
                 continue
             conn.execute(MIGRATIONS[v])
+            if v + 1 in AFTER_MIGRATION:
+                AFTER_MIGRATION[v + 1](conn)
             conn.execute(f"PRAGMA user_version={v + 1}")
             conn.execute("COMMIT")
         except KNOWN_ERRORS as e:

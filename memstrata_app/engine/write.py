@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import apsw
 import numpy as np
 
+from . import lexical
 from .governance import DEFAULT_AUTHORITY_ORDER, RESTRICTED, authority_of, record_version
 from .index import IndexUpdate
 from .types import Action, AssertionId, Cardinality, Extraction, IngestAction, Status
@@ -132,6 +133,7 @@ def insert_row(ctx: WriteContext, *, kind: str, text: str, text_hash: str, sourc
     row_id = ctx.conn.last_insert_rowid()
     ctx.conn.execute("INSERT INTO vectors(rowid, embedding) VALUES (?, ?)",
                      (row_id, np.ascontiguousarray(vector, dtype=np.float32).tobytes()))
+    lexical.index_row(ctx.conn, row_id, text)
     if recorded_at is not None and retired is not None and retired > recorded:
         # a restored row that was open until it was retired: both states, at their times
         record_version(ctx, row_id, Status.ACTIVE.value, valid_from, None, label, recorded)

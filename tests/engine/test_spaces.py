@@ -101,10 +101,13 @@ def downgrade_to_v3(path) -> None:
           "status", "recorded_at", "retired_at", "valid_from", "valid_to", "superseded_by",
           "reason", "reinforced", "last_seen_at", "context"}
     conn.execute("DROP INDEX ix_assertions_space")
+    for trigger in ("lexical_erase", "lexical_delete"):
+        conn.execute(f"DROP TRIGGER IF EXISTS {trigger}")
     for (_cid, name, *_rest) in list(conn.execute("PRAGMA table_info(assertions)")):
         if name not in v3:
             conn.execute(f"ALTER TABLE assertions DROP COLUMN {name}")
-    for table in ("row_versions", "key_holds", "contests", "injections", "erased"):
+    for table in ("row_versions", "key_holds", "contests", "injections", "erased",
+                  "lexical_vocab", "lexical"):
         conn.execute(f"DROP TABLE IF EXISTS {table}")
     conn.execute("PRAGMA user_version=3")
     conn.close()

@@ -12,6 +12,7 @@ import inspect
 import pytest
 
 from tests.engine.test_governed_reads import *  # noqa: F403
+from tests.engine.test_hybrid import *  # noqa: F403
 from tests.engine.test_ledger import *  # noqa: F403
 from tests.engine.test_read_path import *  # noqa: F403
 from tests.engine.test_spaces import *  # noqa: F403

@@ -130,6 +130,22 @@ def test_questions_and_requests_are_reported_not_stored(engine):
     assert all(s.reason for s in res.skipped)
 
 
+def test_an_acronym_leading_a_sentence_does_not_make_it_a_question(engine):
+    res = engine.ingest("CAN status frame 0x181 gets sent every 10ms. WAS is down again. "
+                        "Can jobs retry twice", at=day(0))
+    assert [s.text for s in res.skipped] == ["Can jobs retry twice"]
+    assert len(res.actions) == 2
+
+
+def test_a_value_that_leads_its_sentence_is_not_another_things_version(engine):
+    first = engine.ingest("python 3.11 only, 3.12 breaks the flash-attn wheel build",
+                          at=day(0)).actions[0]
+    (act,) = engine.ingest("flash-attn pinned to 2.5.8, newer ones want a different torch",
+                           at=day(1)).actions
+    assert act.retired == ()
+    assert engine.get(first.assertion_id).status is Status.ACTIVE
+
+
 def test_a_hedge_is_a_note_that_retires_nothing(engine):
     engine.ingest("The cache TTL is 300s.", at=day(0))
     (act,) = engine.ingest("maybe we should raise the cache TTL to 900s", at=day(1)).actions

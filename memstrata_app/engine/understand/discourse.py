@@ -197,9 +197,17 @@ _AUX = re.compile(r"^(?:is|are|was|were|do|does|did|can|could|should|would|will|
 
 def _inverted(core: str) -> bool:
     """ "is X still 30s" (a question) versus "is" never leading a statement; wh-words lead
-    questions unless a statement follows ("what we use is X" is rare in chat)."""
+    questions unless a statement follows ("what we use is X" is rare in chat). An acronym
+    ("CAN frame 0x181 is sent every 10ms", "WAS is down") or a name ("Will owns billing")
+    leads a statement."""
+    first = core.split(maxsplit=1)[0] if core.split() else ""
+    if len(first) > 1 and first.isupper() and _AUX.match(core):
+        return False
     m = _AUX.match(core)
     if not m:
         return True
     rest = m.group("rest").split()
+    if (first in ("Will", "May") and rest and rest[0].islower() and rest[0].endswith("s")
+            and not rest[0].endswith("ss")):
+        return False
     return bool(rest) and rest[0].lower() not in ("now", "set", "done", "gone")

@@ -240,7 +240,11 @@ def alias(q: Query, tr: Triple) -> Resolution:
     """A change stated in other words ("orders api moved to 8085" after "the orders api
     listens on 8080 in docker-compose"): the one active single-valued key in this context
     whose subject words include all of this claim's, with a value of the same shape.
-    Only for claims that say they change something; several candidates go to review."""
+    Only for claims that say they change something; several candidates go to review.
+    A frame whose value leads the sentence ("3.12 breaks the flash-attn wheel build" keys
+    "… breaks the flash-attn wheel build") says what the value does, not whose value it
+    is: its words holding the claim's subject ("flash-attn pinned to 2.5.8") is no
+    evidence."""
     if q("SELECT 1 FROM assertions WHERE key=? AND status IN ('active','superseded') LIMIT 1",
          (tr.key,)):
         return Resolution(tr)
@@ -258,6 +262,7 @@ def alias(q: Query, tr: Triple) -> Resolution:
              (f"%{probe}%", tr.space))
     fits = [r for r in rows
             if mine <= (words(r[2]) | words(r[4].replace("_", " ")))
+            and not (r[1] or "").startswith("…")  # the value leads: the frame is its doing
             and not _OTHER_VALUE.search(r[2])
             and r[4] not in _MULTI_HINT
             and not _distinct_relations(r[4], tr.relation_norm)
