@@ -87,12 +87,21 @@ def _retention(v: Any) -> str:
 
 
 def apply_governance(engine: Any, settings: Any) -> None:
-    """The settings' authority order and retention rules, in force on `engine`."""
+    """The settings' authority order, retention rules and retrieval mode, in force on
+    `engine`."""
     from .engine.governance import parse_authority_order
     from .engine.governance_ops import parse_retention
 
     engine.authority_order = parse_authority_order(str(settings.get("authority_order")))
     engine.retention = parse_retention(str(settings.get("retention")))
+    engine.hybrid = settings.get("retrieval") == "hybrid"
+
+
+def _retrieval(v: Any) -> str:
+    s = str(v).strip().lower()
+    if s not in ("hybrid", "vector"):
+        raise ValueError('must be "hybrid" (exact terms and meaning) or "vector" (meaning only)')
+    return s
 
 
 def _ledger(v: Any) -> str:
@@ -139,6 +148,9 @@ SETTINGS: tuple[Setting, ...] = (
             'Embedder for the ledger: "local", "static", "auto" or "ollama:<model>".',
             _embedder),
     Setting("endpoint_port", 11435, "Port the local endpoint listens on (127.0.0.1 only).", _port),
+    Setting("retrieval", "hybrid",
+            'How facts are found: "hybrid" (exact terms such as parse_cfg or 8443, fused with '
+            'the embedding\'s meaning) or "vector" (the embedding alone).', _retrieval),
     Setting("injection_k", 5, "How many current facts are injected into each request.",
             _range(1, 50, int)),
     Setting("injection_min_score", 0.2,

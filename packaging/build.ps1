@@ -48,7 +48,15 @@ Write-Host "==> memstrata-desktop[proxy,gui] + pyinstaller"
 Invoke-Checked $vpy ($pip + @(("{0}[proxy,gui]" -f $Root), "pyinstaller>=6.10", "pyinstaller-hooks-contrib"))
 Invoke-Checked $vpy @("-c", "import torch, sys; sys.exit('torch is a CUDA build' if torch.version.cuda else 0)")
 
-# 3. the bundle.
+# 3. the static embedder (model2vec, ~15 MB) the bundle ships beside MiniLM.
+if (-not (Test-Path (Join-Path $Root "memstrata_app\resources\static-minilm-m2v\build.json"))) {
+    Write-Host "==> static embedder (scripts\build_static_embedder.py)"
+    Invoke-Checked $vpy ($pip + @(("{0}[distill]" -f $Root)))
+    $env:HF_HUB_OFFLINE = "1"
+    Invoke-Checked $vpy @((Join-Path $Root "scripts\build_static_embedder.py"))
+}
+
+# 4. the bundle.
 Write-Host "==> pyinstaller packaging\memstrata.spec"
 Invoke-Checked $vpy @("-m", "PyInstaller", "--noconfirm", "--clean", "--log-level", "WARN",
     "--distpath", (Join-Path $Root "dist"), "--workpath", (Join-Path $Root "build\pyinstaller"),
@@ -58,7 +66,7 @@ $out = Join-Path $Root "dist\memstrata"
 $size = (Get-ChildItem $out -Recurse -File | Measure-Object Length -Sum).Sum / 1MB
 Write-Host ("==> built {0} in {1:N0} s ({2:N0} MB)" -f $out, $sw.Elapsed.TotalSeconds, $size)
 
-# 4. optional: the Inno Setup installer.
+# 5. optional: the Inno Setup installer.
 if ($Installer) {
     $version = (Select-String -Path "memstrata_app\__init__.py" -Pattern '__version__ = "(.+)"').Matches[0].Groups[1].Value
     $iscc = (Get-Command ISCC.exe -ErrorAction SilentlyContinue).Source

@@ -53,7 +53,15 @@ echo "==> memstrata-desktop[proxy,gui] + pyinstaller"
 "${pip[@]}" "${ROOT}[proxy,gui]" "pyinstaller>=6.10" "pyinstaller-hooks-contrib"
 "$vpy" -c 'import torch; assert not torch.version.cuda, "the app install replaced torch with a CUDA build"'
 
-# 3. the bundle.
+# 3. the static embedder (model2vec, ~15 MB) the bundle ships beside MiniLM, so that
+#    `--embedder static` works in an installed app: built from the same MiniLM weights.
+if [ ! -f "$ROOT/memstrata_app/resources/static-minilm-m2v/build.json" ]; then
+  echo "==> static embedder (scripts/build_static_embedder.py)"
+  "${pip[@]}" "${ROOT}[distill]"
+  HF_HUB_OFFLINE=1 "$vpy" "$ROOT/scripts/build_static_embedder.py"
+fi
+
+# 4. the bundle.
 echo "==> pyinstaller packaging/memstrata.spec"
 # shellcheck disable=SC2086
 "$vpy" -m PyInstaller --noconfirm --clean --log-level WARN \

@@ -22,6 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
     ("quarantine_threshold", 1.5, "between 0.0 and 1.0"),
     ("embedder", "openai:gpt", '"auto", "local", "static" or "ollama:<model>"'),
     ("memory_enabled", "maybe", "true or false"),
+    ("retrieval", "bm25", '"hybrid"'),
     ("no_such_setting", 1, "unknown setting"),
 ])
 def test_invalid_values_are_refused_with_the_reason(name, value, reason):
@@ -41,6 +42,23 @@ def test_saved_settings_round_trip_and_bad_saved_values_fall_back(memstrata_home
     paths.settings_path().write_text(json.dumps({"endpoint_port": 5, "injection_k": 7}))
     third = Settings.load()
     assert third["endpoint_port"] == 11435 and third["injection_k"] == 7
+
+
+def test_the_retrieval_setting_turns_the_lexical_side_on_and_off(engine):
+    from memstrata_app.settings import apply_governance
+
+    engine.ingest("load_cfg reads the settings from environment variables.")
+    engine.ingest("parse_cfg reads the settings from the YAML file.")
+    s = Settings()
+    assert s["retrieval"] == "hybrid"
+    apply_governance(engine, s)
+    fused = engine.retrieve("what is load_cfg for?", k=1)[0]
+    s.set("retrieval", "vector")
+    apply_governance(engine, s)
+    assert engine.hybrid is False
+    plain = next(h for h in engine.retrieve("what is load_cfg for?", k=2)
+                 if h.text == fused.text)
+    assert plain.score < fused.score  # the cosine alone, without the term coverage
 
 
 def test_ollama_host_overrides_the_url(monkeypatch):

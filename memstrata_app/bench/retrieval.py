@@ -39,6 +39,10 @@ from typing import Any
 
 DATA = Path(__file__).parent / "data" / "identifiers.json"
 MODES = (("vector", False), ("hybrid", True))
+
+
+def _mode(eng: Any, hybrid: bool) -> None:
+    eng.hybrid = hybrid
 T0 = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
 SUITE_KEYS = ("current_present", "stale_present", "as_of_accuracy", "static_recall",
               "near_duplicate_recall", "multi_member_recall")
@@ -74,7 +78,7 @@ def suite(emb: Any, seed: int, quick: bool, k: int, log: Log) -> dict[str, Any]:
             for i, q in enumerate(data.questions):
                 order = MODES if i % 2 == 0 else MODES[::-1]
                 for mode, hybrid in order:
-                    mem.eng.hybrid = hybrid
+                    _mode(mem.eng, hybrid)
                     t = time.perf_counter()
                     texts = mem.retrieve(q.query, k, q.as_of)
                     times[mode].append((time.perf_counter() - t) * 1000)
@@ -104,7 +108,7 @@ def suite(emb: Any, seed: int, quick: bool, k: int, log: Log) -> dict[str, Any]:
         log(f"validity given: {len(now)} current statements, {len(asked)} questions")
         mem.load(now)
         for mode, hybrid in MODES:
-            mem.eng.hybrid = hybrid
+            _mode(mem.eng, hybrid)
             scores = [metrics.score(q, mem.retrieve(q.query, k)) for q in asked]
             out[mode]["validity_given_present"] = metrics.rate([s.present for s in scores])
     finally:
@@ -129,7 +133,7 @@ def identifiers(emb: Any, k: int, log: Log, path: Path = DATA) -> dict[str, Any]
                                  for i, s in enumerate(st["statements"])], source="bench")
                 for p in st["probes"]:
                     for mode, hybrid in MODES:
-                        eng.hybrid = hybrid
+                        _mode(eng, hybrid)
                         texts = [h.text for h in eng.retrieve(p["q"], k=k)]
                         ok = all(any(w in t for t in texts) for w in p["want"])
                         first = bool(texts) and all(w in texts[0] for w in p["want"])
@@ -230,17 +234,30 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--quick", action="store_true", help="a smaller suite; no conversations")
     p.add_argument("--seed", type=int, default=7)
     p.add_argument("-k", type=int, default=5)
+    p.add_argument("--fusion", choices=("linear", "rrf"), default="linear",
+                   help="hybrid's fusion: linear (cosine + weight x term coverage, the "
+                        "engine's) or rrf (reciprocal rank fusion, k=60)")
+    p.add_argument("--weight", type=float, help="linear fusion's lexical weight "
+                                                "(default: the engine's, 0.5)")
+    p.add_argument("--no-conversations", action="store_true",
+                   help="skip the conversational sets (the slowest part)")
     p.add_argument("--json", action="store_true", help="print the JSON report instead")
     p.add_argument("--write-docs", type=Path, metavar="MD",
                    help="replace the retrieval section of this Markdown file")
     args = p.parse_args(argv)
+    from memstrata_app.engine import lexical
+
+    lexical.FUSION = args.fusion  # every engine opened from here on fuses this way
+    if args.weight is not None:
+        lexical.LEXICAL_WEIGHT = args.weight
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     log = (lambda m: None) if args.json else (
         lambda m: print(f"[bench retrieval] {m}", file=sys.stderr))
     t0 = time.perf_counter()
     report = run([s.strip() for s in args.embedders.split(",") if s.strip()], args.seed,
-                 args.quick, args.k, log, with_conversations=not args.quick)
+                 args.quick, args.k, log,
+                 with_conversations=not (args.quick or args.no_conversations))
     report["runtime_s"] = round(time.perf_counter() - t0, 1)
     report["command"] = ("memstrata bench retrieval " + shlex.join(argv or sys.argv[2:])).strip()
     report["machine"] = f"{os.cpu_count()} CPU cores, {platform.system()} {platform.machine()}"

@@ -122,6 +122,11 @@ class MemoryEngine(WriteOps, PrivacyOps, GovernanceOps):
         # hybrid retrieval: the lexical ranking (engine/lexical.py) fused with the vector
         # one; False reads by cosine alone (the `retrieval` setting, benchmarks)
         self.hybrid = True
+        # how the two rankings are fused: "linear" (cosine + lexical_weight x coverage, the
+        # default) or "rrf" (reciprocal rank fusion, k=60; scores stay cosines), for the
+        # benchmarks that compare them (`memstrata bench retrieval --fusion`)
+        self.fusion = lexical.FUSION
+        self.lexical_weight = lexical.LEXICAL_WEIGHT
 
     @property
     def backend(self) -> str:
@@ -574,8 +579,15 @@ class MemoryEngine(WriteOps, PrivacyOps, GovernanceOps):
         have = {i for i, _ in pairs}
         pairs = pairs + index.score_ids(qv, [i for i in found if i not in have])
         rows = self._rows([i for i, _ in pairs])
-        fused = [(i, sc + lexical.LEXICAL_WEIGHT * lexical.coverage(
-            q_idf, lexical.terms(rows[i].text)) if i in rows else sc) for i, sc in pairs]
+        if self.fusion == "rrf":
+            by_cos = sorted(pairs, key=lambda p: -p[1])
+            lex_rank = {i: r for r, i in enumerate(found)}
+            rrf = {i: 1 / (61 + r) + (1 / (61 + lex_rank[i]) if i in lex_rank else 0.0)
+                   for r, (i, _) in enumerate(by_cos)}
+            return sorted(by_cos, key=lambda p: -rrf[p[0]]), rows
+        w = self.lexical_weight
+        fused = [(i, sc + w * lexical.coverage(q_idf, lexical.terms(rows[i].text))
+                  if i in rows else sc) for i, sc in pairs]
         fused.sort(key=lambda p: -p[1])
         return fused, rows
 

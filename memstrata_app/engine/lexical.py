@@ -31,7 +31,8 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-LEXICAL_WEIGHT = 0.3
+LEXICAL_WEIGHT = 0.5
+FUSION = "linear"  # or "rrf": reciprocal rank fusion (k=60), measured against it
 
 FTS_TABLE_SQL = (
     "CREATE VIRTUAL TABLE lexical USING fts5(terms, content='', contentless_delete=1,"

@@ -35,6 +35,10 @@ def apply_settings(win: MainWindow, changed: dict[str, Any]) -> None:
         value = float(changed["quarantine_threshold"])
         win.client.submit(Operation("set quarantine threshold",
                                     lambda e: setattr(e, "quarantine_threshold", value)))
+    if "retrieval" in changed:
+        hybrid = changed["retrieval"] == "hybrid"
+        win.client.submit(Operation("set retrieval mode",
+                                    lambda e: setattr(e, "hybrid", hybrid)))
     if "start_at_login" in changed:
         try:
             autostart.set_enabled(bool(changed["start_at_login"]))

@@ -31,6 +31,7 @@ LABELS = {
     "ledger": "Ledger",
     "embedder": "Embedder",
     "endpoint_port": "Endpoint port",
+    "retrieval": "Retrieval",
     "injection_k": "Facts injected (k)",
     "injection_min_score": "Relevance floor",
     "ingest_assistant_turns": "Remember assistant turns",
