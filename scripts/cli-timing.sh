@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Median wall time of 5 runs of CLI commands in a fresh temporary MEMSTRATA_HOME: `query`
 # opening the ledger itself (loads the embedding model) and through a running
-# `memstrata serve`, and commands that need no model. Used for docs/PERFORMANCE.md (CLI).
+# `memstrata serve`, and commands that need no model; `query` on a static-embedder ledger.
+# Used for docs/PERFORMANCE.md (CLI).
 #   scripts/cli-timing.sh [PORT]      (default 11799)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,6 +27,13 @@ echo "nproc $(nproc), load $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo ?
 echo "query, no endpoint (cold: loads the model)   $(median5 $M query 'auth service port') s"
 echo "stats (no model)                             $(median5 $M stats) s"
 echo "history, loose words (no model)              $(median5 $M history auth port) s"
+# the same on a ledger that embeds with the static model (no torch)
+static_home="$(mktemp -d)"
+echo '{"embedder": "static"}' > "$static_home/settings.json"
+MEMSTRATA_HOME="$static_home" $M ingest "The auth service port is 8080." --at 2025-01-10 >/dev/null
+MEMSTRATA_HOME="$static_home" $M ingest "The auth service port is 9090." --at 2025-03-01 >/dev/null
+echo "query, static-embedder ledger, no endpoint   $(median5 env MEMSTRATA_HOME="$static_home" $M query 'auth service port') s"
+rm -rf "$static_home"
 $M serve --port "$port" >/dev/null 2>&1 &
 server=$!
 trap 'kill $server 2>/dev/null; rm -rf "$MEMSTRATA_HOME"' EXIT

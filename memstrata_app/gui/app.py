@@ -23,6 +23,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    default=os.environ.get("MEMSTRATA_THEME", "system"),
                    help="colour theme (default: follow the system; MEMSTRATA_THEME sets it too)")
     p.add_argument("--exit-when-ready", action="store_true", help=argparse.SUPPRESS)
+    # quit once the embedder has loaded too (launch figures: time and resident memory)
+    p.add_argument("--exit-when-warm", action="store_true", help=argparse.SUPPRESS)
     return p.parse_args(argv)
 
 
@@ -67,11 +69,20 @@ def main(argv: list[str] | None = None) -> int:
 
     def on_interactive() -> None:
         ms = (time.perf_counter() - _T0) * 1000
-        log.info("interactive (ledger on screen) %.0f ms after the app module loaded", ms)
+        log.info("interactive (ledger on screen) %.0f ms after the app module loaded, "
+                 "resident %.0f MB", ms, _rss_mb())
         if args.exit_when_ready:
             win.quit()
 
+    def on_warm() -> None:
+        ms = (time.perf_counter() - _T0) * 1000
+        log.info("embedder loaded %.0f ms after the app module loaded, resident %.0f MB",
+                 ms, _rss_mb())
+        if args.exit_when_warm:
+            win.quit()
+
     win.interactive.connect(on_interactive)
+    client.warm.connect(on_warm)
     client.open_failed.connect(lambda _m: args.exit_when_ready and win.quit())
     if not win.tray.available:
         app.setQuitOnLastWindowClosed(True)
@@ -80,6 +91,23 @@ def main(argv: list[str] | None = None) -> int:
     code = app.exec()
     win.shutdown()
     return int(code)
+
+
+def _rss_mb() -> float:
+    """This process's resident memory in MB (Linux's /proc; elsewhere the peak so far)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    try:
+        import resource  # macOS reports bytes, Linux kilobytes; Windows has no such module
+    except ImportError:
+        return float("nan")
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak / (1024 * 1024 if sys.platform == "darwin" else 1024)
 
 
 def _quit_on_signals(app: object, quit_app: object) -> None:
