@@ -12,7 +12,7 @@ from memstrata_app.bench.generators import Question
 from memstrata_app.bench.llm import answer_level, judge
 
 
-@pytest.mark.parametrize("sub", ["perf", "ttfb", "embedders"])
+@pytest.mark.parametrize("sub", ["perf", "ttfb", "embedders", "retrieval"])
 def test_subcommands_route_to_their_modules(sub: str, monkeypatch: pytest.MonkeyPatch) -> None:
     seen: list[list[str]] = []
     fake = types.ModuleType(f"memstrata_app.bench.{sub}")
