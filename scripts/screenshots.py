@@ -4,7 +4,11 @@ Run under a display (e.g. `xvfb-run -a -s "-screen 0 1920x1080x24" python script
 PNGs go to docs/screenshots/: every view (the first-run empty state, ledger, timeline, review,
 query, ingest, latency, audit and the settings dialog) at 1920×1080 and at 800×600, in the light
 and the dark theme (`review.png`, `review_dark.png`, `review_800.png`, `review_800_dark.png`, …),
-and the tray. `--home DIR` keeps the seeded ledger in DIR and reuses it on the next run. The
+and the tray; the Models tab in its states (`models`: Ollama with models, one split between GPU
+and CPU; `models_missing`: no Ollama; `models_pulling`: a pull under way; `models_error`: a
+model not found, offered for pulling) and the latency tab's per-request split
+(`latency_split`). `--only models,latency_split` shoots just those groups.
+`--home DIR` keeps the seeded ledger in DIR and reuses it on the next run. The
 ledger is made of two chat stories from the bench (ordinary statements as people type them, at
 the times they were said) in the spaces "backend" and "firmware"; the endpoint's request log
 holds a few requests made from the stories' rows (a superseded fact left out, its successor
@@ -14,6 +18,7 @@ injected).
 from __future__ import annotations
 
 import argparse
+import functools
 import logging
 import os
 import tempfile
@@ -200,6 +205,90 @@ def variants(app: Any, win: Any, view: str, prepare: Callable[[], None] | None =
     theme(app, win, "light", (1920, 1080))
 
 
+def models_shots(app: Any, win: Any, upstream: Any) -> None:
+    """The Models tab: reachable (one model split GPU/CPU, a "Try it" result), Ollama missing,
+    a pull under way, and a model that is not installed (offered for pulling)."""
+    import socket
+
+    from memstrata_app.proxy.standin import CHAT_MODEL
+
+    models = win.models
+    upstream.installed.append("qwen2.5:7b")  # as if pulled earlier
+    upstream.vram["qwen2.5:7b"] = 0.62  # did not fit in GPU memory: 38% on the CPU
+    import httpx
+
+    httpx.post(upstream.url + "/api/generate", json={"model": "qwen2.5:7b", "keep_alive": "1h"})
+    win.show_view("models")
+    tried: list[Any] = []
+    models.tried.connect(tried.append)
+    models.select_model(CHAT_MODEL)
+    models.try_model(CHAT_MODEL)
+    wait(app, lambda: bool(tried) and not models.bg.busy)
+    models.select_model(CHAT_MODEL)
+    models.pull_name.setText("nomic-embed-text")
+    variants(app, win, "models")
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        closed = sock.getsockname()[1]
+    url = win.state.settings.get("ollama_url")
+    win.state.settings.set("ollama_url", f"http://127.0.0.1:{closed}")
+    models.refresh()
+    wait(app, lambda: models.missing.isVisible() and not models.bg.busy)
+    variants(app, win, "models_missing")
+    win.state.settings.set("ollama_url", url)
+    models.refresh()
+    wait(app, lambda: not models.missing.isVisible() and not models.bg.busy)
+
+    upstream.pull_delay = 2.0
+    models.pull("nomic-embed-text")
+    wait(app, lambda: models.progress.value() >= 500, 60)
+    variants(app, win, "models_pulling")
+    done: list[Any] = []
+    models.pull_finished.connect(lambda *a: done.append(a))
+    models.cancel_pull()
+    wait(app, lambda: bool(done) and not models.bg.busy, 30)
+    upstream.pull_delay = 0.0
+
+    failed: list[str] = []
+    models.action_failed.connect(failed.append)
+    models.try_model("qwen2.5-coder:7b")
+    wait(app, lambda: bool(failed) and not models.bg.busy)
+    models.pull_status.setText("")
+    variants(app, win, "models_error")
+
+
+def latency_split_shots(app: Any, win: Any, upstream: Any) -> None:
+    """A few more chats, one after the model was unloaded (it had to load), then the split."""
+    import httpx
+
+    from memstrata_app.gui.latency import SPLIT
+    from memstrata_app.proxy.standin import CHAT_MODEL
+
+    upstream.chunk_delay = 0.02
+    for i, q in enumerate(QUERIES):
+        if i == 3:
+            httpx.post(upstream.url + "/api/generate", json={"model": CHAT_MODEL,
+                                                             "keep_alive": 0})
+        with httpx.stream("POST", f"{win.endpoint.url}/api/chat", timeout=30, json={
+                "model": "standin-chat", "messages": [{"role": "user", "content": q}]}) as r:
+            r.read()
+        wait(app, lambda: True)
+    win.show_view("latency")
+    wait(app, lambda: win.latency is not None)
+    win.latency.series.setCurrentText(SPLIT)
+    wait(app, lambda: win.latency.split.rowCount() > 0)
+    variants(app, win, "latency_split", win.latency.redraw)
+
+
+def retrieve(engine: Any, q: str) -> Any:
+    return engine.retrieve(q, 5)
+
+
+def has_message(dlg: Any) -> bool:
+    return bool(dlg.message.text())
+
+
 def pick_superseded(ledger: Any) -> int:
     """The row of a superseded value (a detail pane with a chain to show)."""
     rows = [r for r in range(ledger.model.rowCount())
@@ -212,7 +301,14 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--out", type=Path, default=OUT)
     p.add_argument("--home", type=Path, help="reuse this data folder (seeded on first use)")
+    p.add_argument("--only", help="comma-separated groups to shoot: empty, ledger, timeline, "
+                                  "review, query, ingest, latency, latency_split, audit, "
+                                  "models, tray, settings (default: all)")
     args = p.parse_args()
+    only = set(args.only.split(",")) if args.only else None
+
+    def wanted(group: str) -> bool:
+        return only is None or group in only
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     home = args.home or Path(tempfile.mkdtemp(prefix="memstrata-shots-"))
     home.mkdir(parents=True, exist_ok=True)
@@ -223,7 +319,6 @@ def main() -> int:
 
     from PySide6.QtWidgets import QApplication
 
-    from memstrata_app.gui.settings_dialog import SettingsDialog
     from memstrata_app.gui.state import AppState
     from memstrata_app.gui.style import apply_theme
     from memstrata_app.gui.window import MainWindow
@@ -236,15 +331,16 @@ def main() -> int:
     settings.set("start_endpoint", False)
 
     # the first run: an empty ledger says how to add facts
-    (home / "empty.db").unlink(missing_ok=True)
-    client = EngineClient.for_path(home / "empty.db", embedder="local")
-    empty = MainWindow(AppState(client, settings), tray_available=False)
-    empty.resize(1920, 1080)
-    empty.show()
-    wait(app, lambda: empty.ledger.stack.currentWidget() is empty.ledger.empty_hint, 60)
-    variants(app, empty, "empty")
-    empty.shutdown()
-    empty.hide()
+    if wanted("empty"):
+        (home / "empty.db").unlink(missing_ok=True)
+        client = EngineClient.for_path(home / "empty.db", embedder="local")
+        empty = MainWindow(AppState(client, settings), tray_available=False)
+        empty.resize(1920, 1080)
+        empty.show()
+        wait(app, lambda: empty.ledger.stack.currentWidget() is empty.ledger.empty_hint, 60)
+        variants(app, empty, "empty")
+        empty.shutdown()
+        empty.hide()
 
     if not db.exists():
         seed(db)
@@ -255,7 +351,7 @@ def main() -> int:
     wait(app, lambda: win.ledger.model.rowCount() > 0 and client.is_warm, 60)
 
     for q in QUERIES * 6:  # real samples for the latency charts, spread over a few seconds
-        client.call("retrieve", lambda e, q=q: e.retrieve(q, 5))
+        client.call("retrieve", functools.partial(retrieve, q=q))
         wait(app, lambda: client.pending == 0)
         time.sleep(0.1)
     upstream = start_endpoint(app, win)
@@ -267,9 +363,54 @@ def main() -> int:
     ledger.select_row(row)
     wait(app, lambda: ledger.detail.chain.count() > 0)
     picked = ledger.model.assertion(row)
-    variants(app, win, "ledger",
-             lambda: ledger.table.scrollTo(ledger.model.index(row, 0)))
+    if wanted("ledger"):
+        variants(app, win, "ledger",
+                 lambda: ledger.table.scrollTo(ledger.model.index(row, 0)))
 
+    if wanted("timeline"):
+        timeline_shots(app, win, picked)
+    if wanted("review"):
+        review_shots(app, win)
+    if wanted("query"):
+        win.show_view("query")
+        win.query.question.setText(QUERIES[0])
+        win.query.run()
+        wait(app, lambda: bool(win.query.hits))
+        variants(app, win, "query")
+    if wanted("ingest"):
+        win.show_view("ingest")
+        win.ingest.text.setPlainText("prod Postgres is 16.3 on RDS now.\n"
+                                     "From Monday the release branch is cut on Thursdays.")
+        win.ingest.submit_text()
+        wait(app, lambda: win.ingest.results.count() >= 2)
+        variants(app, win, "ingest")
+    if wanted("latency"):
+        win.show_view("latency")
+        wait(app, lambda: win.latency is not None and win.latency.point_count("retrieve") > 10)
+        if upstream is not None:
+            win.latency.series.setCurrentText("endpoint.total")
+        win.latency.redraw()
+        wait(app, lambda: True)
+        variants(app, win, "latency", win.latency.redraw)
+    if upstream is not None and wanted("latency_split"):
+        latency_split_shots(app, win, upstream)
+    if upstream is not None and wanted("models"):
+        models_shots(app, win, upstream)
+    if wanted("audit"):
+        audit_shots(app, win)
+    if wanted("tray"):
+        save(tray_sheet(win), "tray.png")
+    if wanted("settings"):
+        settings_shots(app, win, settings)
+    apply_theme(app, "light")
+
+    win.shutdown()
+    if upstream is not None:
+        upstream.stop()
+    return 0
+
+
+def timeline_shots(app: Any, win: Any, picked: Any) -> None:
     win.state.pick_key(picked.subject, picked.relation, getattr(picked, "space", None))
     wait(app, lambda: len(win.timeline.canvas.rows) >= 2)
     t = picked.valid_from + (picked.valid_to - picked.valid_from) / 2
@@ -281,6 +422,8 @@ def main() -> int:
     win.asof.go_now()
     wait(app, lambda: win.state.as_of is None)
 
+
+def review_shots(app: Any, win: Any) -> None:
     win.show_view("review")
     wait(app, lambda: bool(win.review.rows))
     for i in range(len(win.review.rows)):  # the first row that approving would retire from
@@ -288,33 +431,15 @@ def main() -> int:
         win.review.retires_loaded.connect(loaded.append)
         win.review.table.clearSelection()
         win.review.table.selectRow(i)
-        wait(app, lambda loaded=loaded: bool(loaded))
+        wait(app, functools.partial(bool, loaded))
         win.review.retires_loaded.disconnect(loaded.append)
         if loaded[-1] > 0:
             break
     variants(app, win, "review")
 
-    win.show_view("query")
-    win.query.question.setText(QUERIES[0])
-    win.query.run()
-    wait(app, lambda: bool(win.query.hits))
-    variants(app, win, "query")
 
-    win.show_view("ingest")
-    win.ingest.text.setPlainText("prod Postgres is 16.3 on RDS now.\n"
-                                 "From Monday the release branch is cut on Thursdays.")
-    win.ingest.submit_text()
-    wait(app, lambda: win.ingest.results.count() >= 2)
-    variants(app, win, "ingest")
-
-    win.show_view("latency")
-    wait(app, lambda: win.latency is not None and win.latency.point_count("retrieve") > 10)
-    if upstream is not None:
-        win.latency.series.setCurrentText("endpoint.total")
-    win.latency.redraw()
-    wait(app, lambda: True)
-    variants(app, win, "latency", win.latency.redraw)
-
+def audit_shots(app: Any, win: Any) -> None:
+    client = win.client
     client.call("log requests", seed_audit, writes=("ledger",))  # after the endpoint's own
     wait(app, lambda: client.pending == 0)
     win.show_view("audit")
@@ -323,7 +448,10 @@ def main() -> int:
     shown = next((i for i, e in enumerate(audit.entries) if e.get("filtered")), 0)
     variants(app, win, "audit", lambda: audit.table.selectRow(shown))
 
-    save(tray_sheet(win), "tray.png")
+
+def settings_shots(app: Any, win: Any, settings: Any) -> None:
+    from memstrata_app.gui.settings_dialog import SettingsDialog
+    from memstrata_app.gui.style import apply_theme
 
     for suffix, name, size in VARIANTS:
         apply_theme(app, name)
@@ -334,15 +462,9 @@ def main() -> int:
         dlg.set_value("endpoint_port", "80")
         dlg.set_value("ollama_url", "localhost:11434")
         dlg.save()
-        wait(app, lambda dlg=dlg: bool(dlg.message.text()))
+        wait(app, functools.partial(has_message, dlg))
         save(dlg, f"settings{suffix}.png")
         dlg.reject()
-    apply_theme(app, "light")
-
-    win.shutdown()
-    if upstream is not None:
-        upstream.stop()
-    return 0
 
 
 if __name__ == "__main__":

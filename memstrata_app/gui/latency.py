@@ -1,4 +1,7 @@
-"""Latency tab (pyqtgraph): a series over time with p50/p95 lines, its histogram, and a summary."""
+"""Latency tab (pyqtgraph): a series over time with p50/p95 lines, its histogram, and a summary;
+and "where the time goes": each proxied request as a stacked bar (memory, load, prompt, rest of
+the wait for the first token, generation), a model that had to load outlined, with a per-model
+table (time to first token, Ollama's load / prompt eval / eval, tokens/s)."""
 
 from __future__ import annotations
 
@@ -23,7 +26,17 @@ from PySide6.QtWidgets import (
 
 pg.setConfigOptions(background="w", foreground="#333", antialias=True)
 SERIES = ("retrieve", "ingest", "endpoint.total", "endpoint.first_byte", "endpoint.retrieve",
-          "endpoint.ingest")
+          "endpoint.ingest", "endpoint.memory", "endpoint.upstream_first_token", "ollama.load",
+          "ollama.prompt_eval", "ollama.eval", "ollama.tokens_per_s")
+SPLIT = "where the time goes (per request)"  # the stacked-bar view, in the picker
+SPLIT_PARTS = (  # (label, colour) bottom to top
+    ("memory (ingest + retrieve)", "#4a7fc1"), ("model load", "#c8553d"),
+    ("prompt eval", "#e0a030"), ("rest of the first-token wait", "#9b6fb5"),
+    ("generation", "#2e9d6e"))
+SPLIT_HEADERS = ("Model", "Requests", "Memory", "First token", "Load", "Prompt eval",
+                 "Generation", "Tokens/s", "Had to load")
+SPLIT_BARS = 60  # the most recent requests drawn
+LOADED_BRUSH = (200, 85, 61, 230)  # a point whose request had to load its model
 RIGHT = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
 SUMMARY_HEADERS = ("Series", "Count", "p50 ms", "p95 ms", "Last ms")
 P50_PEN = pg.mkPen("#2e9d6e", width=2, style=pg.QtCore.Qt.PenStyle.DashLine)
@@ -31,9 +44,13 @@ P95_PEN = pg.mkPen("#c8553d", width=2, style=pg.QtCore.Qt.PenStyle.DashLine)
 
 
 class ClockAxis(pg.AxisItem):
-    """Bottom axis for unix times, labelled as local wall-clock time."""
+    """Bottom axis for unix times, labelled as local wall-clock time (`plain`: as numbers)."""
+
+    plain = False
 
     def tickStrings(self, values: list[float], scale: float, spacing: float) -> list[str]:
+        if self.plain:
+            return [f"{v + 1:.0f}" if float(v).is_integer() else "" for v in values]
         fmt = "%H:%M:%S" if spacing < 60 else "%H:%M" if spacing < 86400 else "%d %b"
         return [time.strftime(fmt, time.localtime(v)) for v in values]
 
@@ -69,7 +86,8 @@ class LatencyView(QWidget):
             self.data.setdefault(name, list(bridge.metrics.samples(name)))
         self.series = QComboBox()
         self.series.setObjectName("latency_series")
-        self.series.addItems(list(self.data))
+        self.series.addItems([n for n in self.data if ":" not in n])
+        self.series.addItem(SPLIT)
         self.series.currentTextChanged.connect(lambda _: self.redraw())
         self.stats = QLabel()
         self.stats.setObjectName("latency_stats")
@@ -94,6 +112,9 @@ class LatencyView(QWidget):
                                               "anchors": [(1, 1), (1, 1)]})
         self.plot.addItem(self.p50)
         self.plot.addItem(self.p95)
+        self.bars: list[Any] = []  # the stacked bars of the split view
+        self.legend = self.plot.addLegend(offset=(10, 5), labelTextSize="8pt")
+        self.legend.hide()
         self.hist = pg.PlotWidget()
         self.hist.setLabel("bottom", "latency (ms)")
         self.hist.setLabel("left", "samples")
@@ -113,8 +134,25 @@ class LatencyView(QWidget):
         self.summary.setTabKeyNavigation(False)
         self.summary.setAlternatingRowColors(True)  # a row reads across the wide name column
         self.summary.verticalHeader().setDefaultSectionSize(22)
-        self.summary.setMinimumHeight(22 * (len(SERIES) + 1) + 8)
+        self.summary.setMinimumHeight(22 * 7 + 8)
         self.summary.setMaximumHeight(22 * (len(SERIES) + 1) + 8)
+        self.split = QTableWidget(0, len(SPLIT_HEADERS))
+        self.split.setObjectName("latency_split")
+        self.split.setHorizontalHeaderLabels(SPLIT_HEADERS)
+        self.split.verticalHeader().hide()
+        self.split.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.split.setTabKeyNavigation(False)
+        self.split.setAlternatingRowColors(True)
+        self.split.verticalHeader().setDefaultSectionSize(22)
+        self.split.setToolTip("p50 per model, in ms (tokens/s: a rate): the first token as the "
+                              "endpoint saw it; load, prompt eval and generation as Ollama "
+                              "reported them; 'had to load': requests that waited for the "
+                              "model to load")
+        sh = self.split.horizontalHeader()
+        sh.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        sh.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        self.split.setMinimumHeight(22 * 4 + 8)
+        self.split.setMaximumHeight(22 * 8 + 8)
         for chart in (self.plot, self.hist):
             chart.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # pictures; the summary has the numbers
         charts = QSplitter()
@@ -124,7 +162,8 @@ class LatencyView(QWidget):
         layout = QVBoxLayout(self)
         layout.addLayout(top)
         layout.addWidget(charts, 3)
-        layout.addWidget(self.summary, 1)
+        layout.addWidget(self.summary, 2)
+        layout.addWidget(self.split, 2)
         self._timer = QTimer(self, singleShot=True, interval=250)
         self._timer.timeout.connect(self.redraw)
         bridge.sample.connect(self._on_sample)
@@ -132,8 +171,8 @@ class LatencyView(QWidget):
         self.redraw()
 
     def focus_chain(self) -> list[QWidget]:
-        """Its controls in Tab order: the series picker, then the summary table."""
-        return [self.series, self.summary]
+        """Its controls in Tab order: the series picker, then the summary (or split) table."""
+        return [self.series, self.summary, self.split]
 
     def _apply_colors(self) -> None:
         """Chart background, axes and text from the palette (light or dark theme)."""
@@ -148,6 +187,11 @@ class LatencyView(QWidget):
                 axis.setPen(pg.mkPen(blend(text, base, 0.4)))
                 axis.setTextPen(pg.mkPen(text))
                 axis.label.setDefaultTextColor(text)
+        if hasattr(self, "legend"):
+            self.legend.setLabelTextColor(text)
+            bg = pg.mkColor(base)
+            bg.setAlpha(210)
+            self.legend.setBrush(pg.mkBrush(bg))
 
     def changeEvent(self, event: Any) -> None:
         from PySide6.QtCore import QEvent
@@ -160,7 +204,8 @@ class LatencyView(QWidget):
         buf = self.data.get(series)
         if buf is None:
             buf = self.data[series] = []
-            self.series.addItem(series)
+            if ":" not in series:  # "<series>:<model>" feed the split table, not the picker
+                self.series.addItem(series)
         buf.append((t, ms))
         if len(buf) > 5000:
             del buf[:1000]
@@ -169,12 +214,35 @@ class LatencyView(QWidget):
 
     def redraw(self) -> None:
         name = self.series.currentText()
+        split = name == SPLIT
+        self.summary.setVisible(not split)
+        self.split.setVisible(split)
+        self._clear_bars()
+        axis = self.plot.getAxis("bottom")
+        if isinstance(axis, ClockAxis) and axis.plain != split:
+            axis.plain = split
+            axis.picture = None
+            axis.update()
+            if not split:
+                self.plot.enableAutoRange()
+        if split:
+            self._draw_split()
+            self._fill_split()
+            self.redrawn.emit()
+            return
+        self.plot.setLabel("left", "tokens/s" if name.endswith("tokens_per_s")
+                           else "latency (ms)")
+        self.plot.setLabel("bottom", "time of the call")
+        self.hist.setLabel("bottom", "latency (ms)")
         samples = self.data.get(name, [])
         if samples:
             arr = np.asarray(samples, dtype=float)
             t, ms = arr[:, 0], arr[:, 1]
             p50, p95 = float(np.percentile(ms, 50)), float(np.percentile(ms, 95))
-            self.points.setData(t, ms)
+            loaded = {at for at, _ in self.data.get("ollama.loaded", [])}
+            brushes = [pg.mkBrush(LOADED_BRUSH if at in loaded else (74, 127, 193, 200))
+                       for at in t]
+            self.points.setData(t, ms, symbolBrush=brushes)
             self.p50.setValue(p50)
             self.p95.setValue(p95)
             self.p50.show()
@@ -193,12 +261,114 @@ class LatencyView(QWidget):
         self._fill_summary()
         self.redrawn.emit()
 
+    # --- where the time goes --------------------------------------------------------------------
+    def requests(self) -> list[dict[str, Any]]:
+        """The proxied requests, oldest first: per request (the instant its parts share) the
+        total, memory, first-token wait and Ollama's parts in ms, and whether it loaded."""
+        parts = {"total": "endpoint.total", "memory": "endpoint.memory",
+                 "first": "endpoint.upstream_first_token", "load": "ollama.load",
+                 "prompt": "ollama.prompt_eval", "eval": "ollama.eval"}
+        by_t: dict[float, dict[str, Any]] = {}
+        for key, series in parts.items():
+            for t, ms in self.data.get(series, []):
+                by_t.setdefault(t, {"t": t})[key] = ms
+        for t, _ in self.data.get("ollama.loaded", []):
+            if t in by_t:
+                by_t[t]["loaded"] = True
+        return [r for _, r in sorted(by_t.items()) if "memory" in r and "total" in r]
+
+    def _clear_bars(self) -> None:
+        for item in self.bars:
+            self.plot.removeItem(item)
+        self.bars.clear()
+        self.legend.clear()
+        self.legend.hide()
+
+    def _draw_split(self) -> None:
+        reqs = self.requests()[-SPLIT_BARS:]
+        self.points.setData([], [])
+        self.p50.hide()
+        self.p95.hide()
+        self.plot.setLabel("left", "time (ms)")
+        self.plot.setLabel("bottom", "proxied request (oldest left; outlined red: the model "
+                           "had to load)")
+        if not reqs:
+            self.hist_curve.setData([0, 1], [0])
+            self.stats.setText("no proxied requests yet: point a tool at the endpoint")
+            return
+        x = np.arange(len(reqs), dtype=float)
+        stacks = []
+        for r in reqs:
+            load, prompt = r.get("load", 0.0), r.get("prompt", 0.0)
+            first = r.get("first", 0.0)
+            rest = max(0.0, first - load - prompt)
+            gen = max(0.0, r["total"] - r["memory"] - first)
+            stacks.append((r["memory"], load, prompt, rest, gen))
+        arr = np.asarray(stacks)
+        bottom = np.zeros(len(reqs))
+        loaded = [bool(r.get("loaded")) for r in reqs]
+        outline = [pg.mkPen("#c8553d", width=2.5) if ld else pg.mkPen(None) for ld in loaded]
+        for i, (label, color) in enumerate(SPLIT_PARTS):
+            bar = pg.BarGraphItem(x=x, y0=bottom.copy(), height=arr[:, i], width=0.7,
+                                  brush=color, pen=pg.mkPen(None), name=label)
+            self.plot.addItem(bar)
+            self.bars.append(bar)
+            bottom += arr[:, i]
+        frame = pg.BarGraphItem(x=x, y0=np.zeros(len(reqs)), height=bottom, width=0.7,
+                                brush=None, pens=outline)
+        self.plot.addItem(frame)
+        self.bars.append(frame)
+        self.legend.show()
+        self.plot.setXRange(-0.6, max(len(reqs), 8) - 0.4)
+        self.plot.setYRange(0, float(bottom.max()) * 1.25 or 1.0)
+        rates = [ms for _, ms in self.data.get("ollama.tokens_per_s", [])]
+        if rates:
+            lo, hi = min(rates), max(rates)
+            if hi - lo < 1.0:  # one steady rate: a readable bin around it
+                lo, hi = lo - 2.5, hi + 2.5
+            counts, edges = np.histogram(rates, bins=min(20, max(5, len(rates) // 3)),
+                                         range=(lo, hi))
+            self.hist_curve.setData(edges, counts)
+        else:
+            self.hist_curve.setData([0, 1], [0])
+        self.hist.setLabel("bottom", "tokens/s (generation)")
+        last = reqs[-1]
+        share = 100 * last["memory"] / last["total"] if last["total"] else 0.0
+        self.stats.setText(f"{len(reqs)} requests · last: {last['total']:.0f} ms, memory "
+                           f"{last['memory']:.1f} ms ({share:.0f}%), first token "
+                           f"{last.get('first', 0):.0f} ms" + (
+                               f", load {last['load']:.0f} ms" if last.get("loaded") else ""))
+
+    def _fill_split(self) -> None:
+        models: dict[str, dict[str, list[float]]] = {}
+        for key, samples in self.data.items():
+            base, _, model = key.partition(":")
+            if model and samples:
+                models.setdefault(model, {})[base] = [ms for _, ms in samples]
+        self.split.setRowCount(len(models))
+        for i, (model, series) in enumerate(sorted(models.items())):
+            def p50(name: str, s: dict[str, list[float]] = series) -> str:
+                v = s.get(name)
+                return f"{np.percentile(np.asarray(v), 50):.1f}" if v else "—"
+
+            count = max((len(v) for v in series.values()), default=0)
+            cells = (model, str(count), p50("endpoint.memory"),
+                     p50("endpoint.upstream_first_token"), p50("ollama.load"),
+                     p50("ollama.prompt_eval"), p50("ollama.eval"), p50("ollama.tokens_per_s"),
+                     str(len(series.get("ollama.loaded", []))))
+            for j, c in enumerate(cells):
+                item = QTableWidgetItem(c)
+                if j:
+                    item.setTextAlignment(RIGHT)
+                self.split.setItem(i, j, item)
+
     def _fill_summary(self) -> None:
-        rows = [(n, [ms for _, ms in s]) for n, s in self.data.items() if s]
+        rows = [(n, [ms for _, ms in s]) for n, s in self.data.items() if s and ":" not in n]
         self.summary.setRowCount(len(rows))
         for i, (name, ms) in enumerate(rows):
             a = np.asarray(ms)
-            cells = (name, str(len(ms)), f"{np.percentile(a, 50):.1f}",
+            label = f"{name} (tokens/s, not ms)" if name.endswith("tokens_per_s") else name
+            cells = (label, str(len(ms)), f"{np.percentile(a, 50):.1f}",
                      f"{np.percentile(a, 95):.1f}", f"{ms[-1]:.1f}")
             for j, c in enumerate(cells):
                 item = QTableWidgetItem(c)

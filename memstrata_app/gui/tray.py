@@ -21,6 +21,7 @@ class TrayController(QObject):
         super().__init__(parent)
         self.endpoint = endpoint
         self.review_count = 0
+        self.ollama_line = ""  # where the loaded models run, from the last /api/ps
         self.available = (QSystemTrayIcon.isSystemTrayAvailable() if available is None
                           else available)
         self.menu = QMenu()
@@ -61,7 +62,14 @@ class TrayController(QObject):
         where = f"endpoint {ep.url}" if ep.running else (
             "endpoint stopped" if ep.available else "endpoint not installed")
         review = f", {self.review_count} awaiting review" if self.review_count else ""
-        self.icon.setToolTip(f"MemStrata — {mem}, {where}{review}")
+        ollama = f"\n{self.ollama_line}" if self.ollama_line else ""
+        self.icon.setToolTip(f"MemStrata — {mem}, {where}{review}{ollama}")
+
+    def set_ollama(self, line: str) -> None:
+        """Say in the tooltip whether the GPU is in use ("Ollama: m on GPU (100%)", "… on
+        CPU", "Ollama not reachable at …")."""
+        self.ollama_line = line
+        self.refresh()
 
     def set_review_count(self, n: int) -> None:
         self.review_count = n

@@ -6,7 +6,7 @@ import logging
 from itertools import pairwise
 from typing import Any
 
-from PySide6.QtCore import QSize, Qt, Signal
+from PySide6.QtCore import QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
     QApplication,
@@ -25,6 +25,7 @@ from .endpoint import EndpointController
 from .icons import badge_icon, strata_icon
 from .ingest import IngestView
 from .ledger_view import LedgerView
+from .models import ModelsView
 from .query import QueryView
 from .review import ReviewView
 from .spaces import SpaceSwitcher
@@ -35,7 +36,8 @@ from .watch import ExternalWrites
 from .worker import Change
 
 log = logging.getLogger(__name__)
-TABS = ("ledger", "timeline", "review", "query", "ingest", "latency", "audit")
+TABS = ("ledger", "timeline", "review", "query", "ingest", "latency", "audit", "models")
+OLLAMA_PROBE_MS = 60_000  # how often the tray's GPU line is refreshed from /api/ps
 
 
 NARROW = 1100  # below this width the status bar keeps only what matters most
@@ -106,6 +108,7 @@ class MainWindow(QMainWindow):
         self.query = QueryView(state)
         self.ingest = IngestView(state)
         self.audit = AuditView(state)
+        self.models = ModelsView(state.settings)
         self.latency: Any = None  # built on first view: pyqtgraph loads lazily
         self._latency_box = QWidget()
         QVBoxLayout(self._latency_box).setContentsMargins(0, 0, 0, 0)
@@ -116,11 +119,13 @@ class MainWindow(QMainWindow):
                 (TABS[0], self.ledger, "Ledger"), (TABS[1], self.timeline, "Timeline"),
                 (TABS[2], self.review, "Review"), (TABS[3], self.query, "Query"),
                 (TABS[4], self.ingest, "Ingest"), (TABS[5], self._latency_box, "Latency"),
-                (TABS[6], self.audit, "Audit")):
+                (TABS[6], self.audit, "Audit"), (TABS[7], self.models, "Models")):
             view.setObjectName(f"view_{name}")
             self.tabs.addTab(view, title)
         self.tabs.setTabToolTip(TABS.index("audit"), "Why did the assistant see this? The "
                                 "endpoint's log of served requests (Ctrl+7)")
+        self.tabs.setTabToolTip(TABS.index("models"), "Ollama: installed and loaded models, "
+                                "GPU or CPU, pull, try (Ctrl+8)")
         self.tabs.currentChanged.connect(self._on_tab)
         central = QWidget()
         v = QVBoxLayout(central)
@@ -154,6 +159,12 @@ class MainWindow(QMainWindow):
         self.tray = TrayController(self.endpoint, tray_available, self)
         self.tray.open_requested.connect(self.bring_to_front)
         self.tray.quit_requested.connect(self.quit)
+        self.models.status_changed.connect(self._on_ollama_status)
+        self._told_about_ollama = False
+        self.models.settings_requested.connect(self._open_settings)
+        self._ollama_timer = QTimer(self, interval=OLLAMA_PROBE_MS)
+        self._ollama_timer.setObjectName("ollama_probe_timer")
+        self._ollama_timer.timeout.connect(self._probe_ollama)
         self._build_menu()
         self._chain_focus()
         self._quitting = False
@@ -240,7 +251,7 @@ class MainWindow(QMainWindow):
         views: list[Any] = [self.ledger, self.timeline, self.review, self.query, self.ingest]
         if self.latency is not None:
             views.append(self.latency)
-        views.append(self.audit)
+        views += [self.audit, self.models]
         return [self.spaces.combo, self.asof.slider, self.asof.edit, self.asof.now_button,
                 self.asof.valid_button, self.asof.known_button,
                 self.tabs.tabBar(), *(w for v in views for w in v.focus_chain())]
@@ -301,6 +312,8 @@ class MainWindow(QMainWindow):
             return
         self._background_started = True
         self.client.warm_up()
+        self._probe_ollama()  # the Models tab and the tray's GPU line
+        self._ollama_timer.start()
         if self.state.settings.get("start_endpoint") and self.endpoint.available:
             self.endpoint.start()
 
@@ -328,7 +341,36 @@ class MainWindow(QMainWindow):
     def show_view(self, name: str) -> None:
         self.tabs.setCurrentIndex(TABS.index(name))
 
+    def _on_ollama_status(self, st: Any) -> None:
+        """The tray's GPU line; once, in the status bar, what the first probe found missing."""
+        self.tray.set_ollama(st.gpu_summary())
+        if self._told_about_ollama or self.statusBar().currentMessage():
+            return  # said once, and never over another message
+        self._told_about_ollama = True
+        if not st.reachable:
+            self.statusBar().showMessage(
+                f"Ollama is not running at {st.url}: the app works on its embedded defaults; "
+                "the Models tab (Ctrl+8) says how to install it", 15000)
+            return
+        wanted = self.state.settings.get("extraction_model")
+        if wanted and not st.installed(wanted):
+            self.statusBar().showMessage(
+                f"The extraction model {wanted} is not installed in Ollama: pull it in the "
+                "Models tab (Ctrl+8)", 15000)
+
+    def _open_settings(self) -> None:
+        from .dialogs import open_settings
+
+        open_settings(self)
+        self.models.refresh()
+
+    def _probe_ollama(self) -> None:
+        if not self.is_shut_down:
+            self.models.refresh()  # one probe at a time: a call during one is dropped
+
     def _on_tab(self, index: int) -> None:
+        if TABS[index] == "models":
+            self.models.refresh()
         if TABS[index] == "latency" and self.latency is None and self.client.engine is not None:
             self._build_latency()
 
@@ -338,7 +380,9 @@ class MainWindow(QMainWindow):
         self.bridge = MetricsBridge(self.client.engine.metrics, self)
         self.latency = LatencyView(self.bridge)
         self.latency.setObjectName("latency_view")
-        self._latency_box.layout().addWidget(self.latency)
+        box = self._latency_box.layout()
+        assert box is not None  # set in __init__
+        box.addWidget(self.latency)
         self._chain_focus()
 
     def _on_review_count(self, n: int) -> None:
@@ -443,7 +487,8 @@ class MainWindow(QMainWindow):
         if self.is_shut_down:
             return
         self.is_shut_down = True
-        for view in (self.ledger, self.timeline, self.asof, self.latency):
+        self._ollama_timer.stop()
+        for view in (self.ledger, self.timeline, self.asof, self.latency, self.models):
             if view is not None:
                 view.shutdown()
         self.endpoint.stop()

@@ -26,7 +26,22 @@ from .upstream import Upstream
 
 log = logging.getLogger(__name__)
 _LATENCY_SERIES = ("endpoint.total", "endpoint.first_byte", "endpoint.retrieve",
-                   "endpoint.ingest", "retrieve", "ingest")
+                   "endpoint.ingest", "retrieve", "ingest", "endpoint.memory",
+                   "endpoint.upstream_first_token", "ollama.load", "ollama.prompt_eval",
+                   "ollama.eval", "ollama.loaded")
+# per model ("<series>:<model>"): where each model's answers spent their time, and its rate
+_PER_MODEL_SERIES = ("endpoint.upstream_first_token", "ollama.load", "ollama.prompt_eval",
+                     "ollama.eval", "ollama.tokens_per_s", "ollama.loaded")
+
+
+def generation_summary(summary: dict[str, dict[str, float]]) -> dict[str, Any]:
+    """Tokens/s overall and the split per model, from the metrics summary."""
+    by_model: dict[str, dict[str, Any]] = {}
+    for key, stats in summary.items():
+        base, _, model = key.partition(":")
+        if model and base in _PER_MODEL_SERIES:
+            by_model.setdefault(model, {})[base] = stats
+    return {"tokens_per_s": summary.get("ollama.tokens_per_s"), "by_model": by_model}
 
 
 class BadRequest(Exception):
@@ -169,7 +184,8 @@ def routes(memory: MemoryService, upstream: Upstream) -> list[Route]:
         return {"memory_enabled": memory.enabled, "upstream": upstream.base_url,
                 "upstream_reachable": version is not None, "upstream_version": version,
                 "counts": counts,
-                "latency_ms": {k: v for k, v in summary.items() if k in _LATENCY_SERIES}}
+                "latency_ms": {k: v for k, v in summary.items() if k in _LATENCY_SERIES},
+                "generation": generation_summary(summary)}
 
     async def set_memory(request: Request) -> Any:
         enabled = (await json_body(request)).get("enabled")

@@ -26,6 +26,7 @@ from .dialects import Dialect, dialect_for_path
 from .limits import DEFAULT_LIMITS, Limits
 from .logthrottle import THROTTLE
 from .memory import MemoryService, Recall, Turns
+from .ollama_admin import LOADED_MS
 from .security import too_large
 from .spaces import GLOBAL, BadSpace, space_for_request
 from .toolspeak import background_request
@@ -40,6 +41,33 @@ _OFF_VALUES = ("off", "0", "false", "no")
 Validator = Callable[[dict[str, Any]], "Invalid | None"]
 T = TypeVar("T")
 _SNIFF_MODEL_BYTES = 64 * 1024  # pass-through bodies this small are read for their model name
+
+
+def record_split(metrics: Any, model: str, chunk: dict[str, Any], at: float) -> None:
+    """Where a proxied answer's generation time went, from Ollama's final chunk (ns): series
+    "ollama.load", "ollama.prompt_eval", "ollama.eval" (ms) and "ollama.tokens_per_s" (a rate,
+    not ms), each also as "<series>:<model>"; "ollama.loaded[:<model>]" gets the load time of
+    requests whose model had to be loaded. All share the request's time `at`."""
+    def ns(key: str) -> float | None:
+        v = chunk.get(key)
+        return float(v) / 1e6 if isinstance(v, (int, float)) and not isinstance(v, bool) \
+            else None
+
+    model = str(chunk.get("model") or model)[:200]
+    load, prompt, gen = ns("load_duration"), ns("prompt_eval_duration"), ns("eval_duration")
+    count = chunk.get("eval_count")
+    values: list[tuple[str, float | None]] = [
+        ("ollama.load", load), ("ollama.prompt_eval", prompt), ("ollama.eval", gen),
+        ("ollama.tokens_per_s", count / (gen / 1000) if isinstance(count, int) and gen
+         else None)]
+    if load is not None and load >= LOADED_MS:
+        values.append(("ollama.loaded", load))
+    for series, value in values:
+        if value is None:
+            continue
+        metrics.record(series, value, at)
+        if model:
+            metrics.record(f"{series}:{model}", value, at)
 
 
 @dataclass(frozen=True)
@@ -181,6 +209,8 @@ class Relay:
                        slot: str = "", t0: float | None = None,
                        recall: Recall | None = None,
                        space: tuple[str, str] | None = None) -> Response:
+        t_up = time.perf_counter()  # the memory step is over: the upstream's time starts
+        memory_ms = (t_up - t0) * 1000 if t0 is not None else 0.0
         try:
             call: UpstreamCall = await unless_client_leaves(request, self.upstream.open(
                 request.method, request.url.path, request.url.query, request.headers, body,
@@ -192,17 +222,36 @@ class Relay:
             THROTTLE.log(log, logging.WARNING, f"upstream-{e.status}", "%s %s: %s",
                          request.method, request.url.path, e)
             return dialect.error(e.status, str(e))
-        on_first = on_done = None
+        on_first = on_done = on_final = None
         if t0 is not None:
             metrics = self.memory.engine.metrics
+            model = slot
+            final: list[dict[str, Any]] = []
+            first: list[float] = []
 
             def on_first() -> None:
-                metrics.record("endpoint.first_byte", (time.perf_counter() - t0) * 1000)
+                now = time.perf_counter()
+                first.append((now - t_up) * 1000)
+                metrics.record("endpoint.first_byte", (now - t0) * 1000)
+
+            def on_final(chunk: dict[str, Any]) -> None:
+                final[:] = [chunk]
 
             def on_done() -> None:
-                metrics.record("endpoint.total", (time.perf_counter() - t0) * 1000)
+                # one request, one instant: the GUI lines the parts up by it
+                at = time.time()
+                metrics.record("endpoint.total", (time.perf_counter() - t0) * 1000, at)
+                metrics.record("endpoint.memory", memory_ms, at)
+                if first:
+                    metrics.record("endpoint.upstream_first_token", first[0], at)
+                if final:  # Ollama answered with its durations: a real model, one series each
+                    name = str(final[0].get("model") or model)[:200]
+                    metrics.record(f"endpoint.memory:{name}", memory_ms, at)
+                    if first:
+                        metrics.record(f"endpoint.upstream_first_token:{name}", first[0], at)
+                    record_split(metrics, model, final[0], at)
 
-        out = await self.upstream.relay(call, dialect, on_first, on_done)
+        out = await self.upstream.relay(call, dialect, on_first, on_done, on_final)
         if recall is not None:
             out.headers["x-memstrata-memory"] = recall.status
             out.headers["x-memstrata-facts"] = str(recall.facts)

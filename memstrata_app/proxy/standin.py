@@ -21,6 +21,18 @@ chunk with one more error frame (on /v1/responses: an `error` event, then
 `response.failed`). `chunk_delay` (seconds) spaces the streamed chunks;
 `response_delay` holds every answer back before its first byte (for timeout tests).
 
+Models and memory, as /api/tags, /api/pull and /api/ps show them: `up.installed` (the names
+above at first) and `up.registry` (what a pull can fetch: the installed ones plus
+`standin-new`, `nomic-embed-text` and `qwen2.5:7b`); pulling one that is not installed streams
+its layers' progress (`pull_delay` s apart) and installs it. `up.loaded` maps each model in
+memory to its expiry (standin-chat and standin-embed at first); a chat or generate on a model
+not loaded reports a `load_duration` of `load_ms`, takes that long, and loads it; `keep_alive`
+(0 unloads) sets the expiry. `up.vram[model]` is the share
+of it on the GPU (default 1.0; 0 = CPU only, 0.5 = partial offload): /api/ps reports
+`size_vram` from it and generation runs slower off the GPU. `up.fail[model] = (status, text)`
+makes its chat/generate fail with Ollama's error (out of memory, busy, …). `up.reset()`
+restores all of it.
+
 Structured output: `format` ("json" or a JSON schema) on /api/chat and /api/generate is
 answered, as Ollama does, with message content that is a JSON string: a scripted reply when
 one matches, else the smallest value the schema accepts (`{}` for "json"). Script replies with
@@ -60,6 +72,11 @@ MODELS = (CHAT_MODEL, EMBED_MODEL, SLOW_MODEL)
 MIDSTREAM_ERROR = "[[midstream-error]]"
 CHAT_MODEL_SYSTEM = "You are the stand-in model."  # its Modelfile SYSTEM, as /api/show reports
 MEMORY_TAG = "<memstrata-memory>"
+PULLABLE = ("standin-new:latest", "nomic-embed-text:latest", "qwen2.5:7b")
+MODEL_SIZE = 4_683_087_332  # bytes on disk (a 7B Q4_K_M); in memory it takes a bit more
+EMBED_SIZE = 274_302_450
+KEEP_ALIVE_S = 300.0  # Ollama's default: 5 minutes after the last request
+TOKENS_PER_S_GPU, TOKENS_PER_S_CPU = 42.0, 7.5
 NDJSON = "application/x-ndjson"
 
 
@@ -114,15 +131,19 @@ def digest_of(name: str) -> str:
     return hashlib.sha256(full_name(name).encode()).hexdigest()
 
 
+def is_embedding(name: str) -> bool:
+    return "embed" in full_name(name)
+
+
 def make_reply(model: Any, user_text: str, system_text: str, kind: str = "chat",
-               text: str | None = None) -> Reply:
+               text: str | None = None, installed: Any = MODELS) -> Reply:
     """The deterministic answer (or `text`, verbatim), or ApiError for an unknown model."""
     if not isinstance(model, str) or not model:
         raise ApiError(400, "model is required")
     name = full_name(model)
-    if name not in MODELS:
+    if name not in installed:
         raise ApiError(404, f'model "{model}" not found, try pulling it first')
-    if name == EMBED_MODEL and kind != "embed":
+    if is_embedding(name) and kind != "embed":
         raise ApiError(400, f'"{model}" does not support {kind}')
     seen = MEMORY_TAG in system_text
     if text is None:
@@ -202,10 +223,60 @@ def vector(text: str, dim: int = 8) -> list[float]:
     return [round(b / 255.0 - 0.5, 6) for b in digest[:dim]]
 
 
-def timings(reply: Reply) -> dict[str, Any]:
-    return {"total_duration": 123_000_000, "load_duration": 1_000_000,
-            "prompt_eval_count": reply.prompt_tokens, "prompt_eval_duration": 2_000_000,
-            "eval_count": len(reply.chunks), "eval_duration": 100_000_000}
+def timings(reply: Reply, load_ms: float = 1.0, gpu: float = 1.0) -> dict[str, Any]:
+    """The final chunk's durations (ns), as Ollama reports them: the load (`load_ms`: about 1 ms
+    when the model was already in memory), the prompt at ~2,000 tokens/s on the GPU, and the
+    answer at a rate that falls with the share of the model off the GPU."""
+    rate = TOKENS_PER_S_CPU + (TOKENS_PER_S_GPU - TOKENS_PER_S_CPU) * gpu
+    load = int(load_ms * 1e6)
+    prompt = int(reply.prompt_tokens / (2000 * max(gpu, 0.1)) * 1e9) + 1_000_000
+    gen = int(len(reply.chunks) / rate * 1e9)
+    return {"total_duration": load + prompt + gen + 2_000_000, "load_duration": load,
+            "prompt_eval_count": reply.prompt_tokens, "prompt_eval_duration": prompt,
+            "eval_count": len(reply.chunks), "eval_duration": gen}
+
+
+def keep_alive_seconds(value: Any) -> float | None:
+    """Ollama's keep_alive: seconds as a number, or a Go duration ("5m", "1h30m", "10s");
+    negative keeps the model loaded forever (None); 0 unloads. ApiError if unreadable."""
+    if value is None or value == "":
+        return KEEP_ALIVE_S
+    if isinstance(value, bool):
+        raise ApiError(400, "invalid keep_alive")
+    if isinstance(value, (int, float)):
+        secs = float(value)
+    else:
+        text, secs, num = str(value).strip(), 0.0, ""
+        units = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
+        i = 0
+        try:
+            if text.lstrip("-").replace(".", "", 1).isdigit():
+                secs = float(text)
+            else:
+                sign = -1.0 if text.startswith("-") else 1.0
+                text = text.lstrip("-")
+                while i < len(text):
+                    if text[i].isdigit() or text[i] == ".":
+                        num += text[i]
+                        i += 1
+                        continue
+                    unit = "ms" if text[i:i + 2] == "ms" else text[i]
+                    secs += float(num) * units[unit]
+                    num, i = "", i + len(unit)
+                if num:
+                    raise ValueError(text)
+                secs *= sign
+        except (KeyError, ValueError):
+            raise ApiError(400, f'time: invalid duration "{value}"') from None
+    return None if secs < 0 else secs
+
+
+def iso_in(seconds: float | None) -> str:
+    """An expires_at `seconds` from now (None: Ollama's "forever", far in the future)."""
+    if seconds is None:
+        return "2318-11-08T00:00:00Z"
+    t = datetime.fromtimestamp(datetime.now(UTC).timestamp() + seconds, UTC)
+    return t.isoformat().replace("+00:00", "Z")
 
 
 def host_allowed(host: str) -> bool:
@@ -259,7 +330,7 @@ class _Recorder:
             if not delivered:
                 delivered = True
                 return {"type": "http.request", "body": body, "more_body": False}
-            return await receive()
+            return dict(await receive())
 
         await self.app(scope, replay, send)
 
@@ -275,6 +346,14 @@ class OllamaStandIn:
         self.slow_waiting = self.slow_cancelled = 0
         self.requests: list[RecordedRequest] = []
         self.scripts: list[Script] = []
+        self.installed: list[str] = []
+        self.registry: list[str] = []
+        self.loaded: dict[str, float | None] = {}  # model -> expiry (unix time; None: never)
+        self.vram: dict[str, float] = {}
+        self.fail: dict[str, tuple[int, str]] = {}
+        self.load_ms = 700.0
+        self.pull_delay = 0.0
+        self.reset()
         from .standin_routes import build_routes
 
         app = Starlette(routes=build_routes(self))
@@ -306,6 +385,52 @@ class OllamaStandIn:
 
     def clear(self) -> None:
         self.requests.clear()
+
+    def reset(self) -> None:
+        """The models as at start: the three installed, the chat and embedding models loaded
+        on the GPU."""
+        self.installed[:] = list(MODELS)
+        self.registry[:] = [*MODELS, *PULLABLE]
+        self.loaded.clear()
+        for name in (CHAT_MODEL, EMBED_MODEL):
+            self.loaded[name] = datetime.now(UTC).timestamp() + KEEP_ALIVE_S
+        self.vram.clear()
+        self.fail.clear()
+        self.load_ms, self.pull_delay = 700.0, 0.0
+
+    def running(self) -> list[str]:
+        """The loaded models, the expired ones dropped (as Ollama unloads them)."""
+        now = datetime.now(UTC).timestamp()
+        for name, until in list(self.loaded.items()):
+            if until is not None and until <= now:
+                del self.loaded[name]
+        return list(self.loaded)
+
+    def use(self, model: str, keep_alive: Any) -> float:
+        """A request runs on `model`: load it if needed (returns the load time in ms, ~1 when it
+        was loaded) and set its expiry from keep_alive; keep_alive 0 unloads it afterwards."""
+        name = full_name(model)
+        if name in self.fail:
+            status, text = self.fail[name]
+            raise ApiError(status, text)
+        secs = keep_alive_seconds(keep_alive)
+        load = 1.0 if name in self.running() else self.load_ms
+        if secs == 0:
+            self.loaded.pop(name, None)
+        else:
+            self.loaded[name] = None if secs is None else datetime.now(UTC).timestamp() + secs
+        return load
+
+    async def loading(self, load_ms: float) -> None:
+        """Take the load's time for real (a loaded model answers at once)."""
+        if load_ms > 1.0:
+            await asyncio.sleep(load_ms / 1000)
+
+    def gpu_share(self, model: str) -> float:
+        return self.vram.get(full_name(model), 1.0)
+
+    def model_size(self, model: str) -> int:
+        return EMBED_SIZE if is_embedding(model) else MODEL_SIZE
 
     async def hold_slow(self, receive: Receive) -> bool:
         """Hold a slow-model request for `slow_delay` s; False when its client left first."""

@@ -17,13 +17,14 @@ from starlette.routing import Route
 from .standin import (
     CHAT_MODEL,
     CHAT_MODEL_SYSTEM,
-    EMBED_MODEL,
-    MODELS,
     VERSION,
     ApiError,
     Reply,
     digest_of,
     full_name,
+    is_embedding,
+    iso_in,
+    keep_alive_seconds,
     make_reply,
     ndjson,
     now_iso,
@@ -43,12 +44,13 @@ if TYPE_CHECKING:
 SSE = "text/event-stream"
 
 
-def _model_entry(name: str) -> dict[str, Any]:
-    family = "bert" if name == EMBED_MODEL else "llama"
+def _model_entry(name: str, size: int = 1_000_000) -> dict[str, Any]:
+    family = "bert" if is_embedding(name) else "llama"
     return {"name": name, "model": name, "modified_at": "2026-01-01T00:00:00Z",
-            "size": 1_000_000, "digest": digest_of(name),
+            "size": size, "digest": digest_of(name),
             "details": {"parent_model": "", "format": "gguf", "family": family,
-                        "families": [family], "parameter_size": "1B",
+                        "families": [family],
+                        "parameter_size": "137M" if family == "bert" else "7.6B",
                         "quantization_level": "Q4_K_M"}}
 
 
@@ -68,17 +70,20 @@ def build_routes(up: OllamaStandIn) -> list[Route]:
     async def chat(request: Request) -> Response:
         data = await read_json(request)
         user, system = split_chat(data.get("messages"))
-        reply = make_reply(data.get("model"), user, system)
+        reply = make_reply(data.get("model"), user, system, installed=up.installed)
         if data.get("messages"):
-            reply = make_reply(data.get("model"), user, system,
+            reply = make_reply(data.get("model"), user, system, installed=up.installed,
                                text=up.answer_text(data.get("model"), user, data.get("format")))
         base = {"model": reply.model}
-        if not data.get("messages"):  # no messages loads the model
+        load_ms = up.use(reply.model, data.get("keep_alive"))
+        await up.loading(load_ms)
+        if not data.get("messages"):  # no messages loads the model (keep_alive 0: unloads it)
+            unload = keep_alive_seconds(data.get("keep_alive")) == 0
             return JSONResponse({**base, "created_at": now_iso(), "done": True,
-                                 "done_reason": "load",
+                                 "done_reason": "unload" if unload else "load",
                                  "message": {"role": "assistant", "content": ""}})
         done = {**base, "created_at": now_iso(), "done": True, "done_reason": "stop",
-                **timings(reply)}
+                **timings(reply, load_ms, up.gpu_share(reply.model))}
         if not _stream_flag(data):
             return JSONResponse({**done, "message": {"role": "assistant", "content": reply.text}})
 
@@ -93,17 +98,23 @@ def build_routes(up: OllamaStandIn) -> list[Route]:
     async def generate(request: Request) -> Response:
         data = await read_json(request)
         prompt = data.get("prompt") or ""
-        reply = make_reply(data.get("model"), prompt, data.get("system") or "", "generate")
+        # keep_alive 0 with no prompt unloads any model, before Ollama checks what it can do
+        unloading = not prompt and keep_alive_seconds(data.get("keep_alive")) == 0
+        reply = make_reply(data.get("model"), prompt, data.get("system") or "",
+                           "embed" if unloading else "generate", installed=up.installed)
         if prompt:
             reply = make_reply(data.get("model"), prompt, data.get("system") or "", "generate",
                                text=up.answer_text(data.get("model"), prompt,
-                                                   data.get("format")))
+                                                   data.get("format")), installed=up.installed)
         base = {"model": reply.model}
-        if not prompt:  # an empty prompt loads the model
+        load_ms = up.use(reply.model, data.get("keep_alive"))
+        await up.loading(load_ms)
+        if not prompt:  # an empty prompt loads the model (keep_alive 0: unloads it)
+            unload = keep_alive_seconds(data.get("keep_alive")) == 0
             return JSONResponse({**base, "created_at": now_iso(), "response": "", "done": True,
-                                 "done_reason": "load"})
+                                 "done_reason": "unload" if unload else "load"})
         done = {**base, "created_at": now_iso(), "done": True, "done_reason": "stop",
-                "context": [1, 2, 3], **timings(reply)}
+                "context": [1, 2, 3], **timings(reply, load_ms, up.gpu_share(reply.model))}
         if not _stream_flag(data):
             return JSONResponse({**done, "response": reply.text})
 
@@ -115,28 +126,31 @@ def build_routes(up: OllamaStandIn) -> list[Route]:
     @ollama_errors
     async def embed(request: Request) -> Response:
         data = await read_json(request)
-        make_reply(data.get("model"), "", "", "embed")
+        make_reply(data.get("model"), "", "", "embed", installed=up.installed)
+        load_ms = up.use(data["model"], data.get("keep_alive"))
+        await up.loading(load_ms)
         inputs = data.get("input", [])
         inputs = [inputs] if isinstance(inputs, str) else inputs
         return JSONResponse({"model": full_name(data["model"]),
                              "embeddings": [vector(t) for t in inputs],
-                             "total_duration": 1_000_000, "load_duration": 100_000,
+                             "total_duration": int(load_ms * 1e6) + 1_000_000,
+                             "load_duration": int(load_ms * 1e6),
                              "prompt_eval_count": len(inputs)})
 
     @ollama_errors
     async def embeddings(request: Request) -> Response:
         data = await read_json(request)
-        make_reply(data.get("model"), "", "", "embed")
+        make_reply(data.get("model"), "", "", "embed", installed=up.installed)
         return JSONResponse({"embedding": vector(data.get("prompt") or "")})
 
     @ollama_errors
     async def show(request: Request) -> Response:
         data = await read_json(request)
-        name = data.get("model") or data.get("name")
-        make_reply(name, "", "", "embed")
-        caps = ["embedding"] if full_name(name) == EMBED_MODEL else ["completion", "tools"]
+        name = str(data.get("model") or data.get("name") or "")
+        make_reply(name, "", "", "embed", installed=up.installed)
+        caps = ["embedding"] if is_embedding(name) else ["completion", "tools"]
         entry = _model_entry(full_name(name))
-        extra = {} if full_name(name) == EMBED_MODEL else {"system": CHAT_MODEL_SYSTEM}
+        extra = {} if full_name(name) != CHAT_MODEL else {"system": CHAT_MODEL_SYSTEM}
         modelfile = (f"# Modelfile generated by \"ollama show\"\n# FROM {entry['name']}\n\n"
                      f"FROM /root/.ollama/models/blobs/sha256-{entry['digest']}\n")
         return JSONResponse({**extra, "license": "MIT", "modelfile": modelfile,
@@ -147,12 +161,20 @@ def build_routes(up: OllamaStandIn) -> list[Route]:
                              "modified_at": entry["modified_at"]})
 
     async def tags(request: Request) -> Response:
-        return JSONResponse({"models": [_model_entry(m) for m in MODELS]})
+        return JSONResponse({"models": [_model_entry(m, up.model_size(m))
+                                        for m in up.installed]})
 
     async def ps(request: Request) -> Response:
-        entry = {**_model_entry(CHAT_MODEL), "expires_at": "2099-01-01T00:00:00Z",
-                 "size_vram": 1_000_000}
-        return JSONResponse({"models": [entry]})
+        """The loaded models: their size in memory (weights plus context), the part of it in
+        GPU memory, when they unload, and the context they were loaded with."""
+        out = []
+        for name in up.running():
+            until = up.loaded.get(name)
+            size = int(up.model_size(name) * 1.12)
+            left = None if until is None else max(0.0, until - time.time())
+            out.append({**_model_entry(name, size), "expires_at": iso_in(left),
+                        "size_vram": round(size * up.gpu_share(name)), "context_length": 4096})
+        return JSONResponse({"models": out})
 
     async def version(request: Request) -> Response:
         return JSONResponse({"version": VERSION})
@@ -166,26 +188,37 @@ def build_routes(up: OllamaStandIn) -> list[Route]:
         if not isinstance(name, str) or not name:
             raise ApiError(400, "model is required")
         missing = "pull model manifest: file does not exist"
-        known = full_name(name) in MODELS
+        full = full_name(name)
+        known = full in up.registry
+        fresh = known and full not in up.installed
         if not _stream_flag(data):
             if not known:
                 raise ApiError(500, missing)
+            if fresh:
+                up.installed.append(full)
             return JSONResponse({"status": "success"})
-        layer = "sha256:" + digest_of(name + " weights")
         steps: list[dict[str, Any]] = [{"status": "pulling manifest"}]
         if not known:
             steps.append({"error": missing})
         else:
-            total = 1_000_000
-            steps += [{"status": f"pulling {layer[7:19]}", "digest": layer, "total": total,
-                       "completed": done} for done in (0, total // 2, total)]
+            # the weights, then the small layers (template, license, params), as Ollama lists
+            sizes = ([up.model_size(full), 11_344, 1_481, 487] if fresh else [1_000_000])
+            for n, total in enumerate(sizes):
+                layer = "sha256:" + digest_of(f"{full} layer {n}")
+                marks = (0, total // 4, total // 2, 3 * total // 4, total) if fresh and n == 0 \
+                    else (0, total // 2, total)
+                steps += [{"status": f"pulling {layer[7:19]}", "digest": layer, "total": total,
+                           "completed": done} for done in marks]
             steps += [{"status": "verifying sha256 digest"}, {"status": "writing manifest"},
                       {"status": "success"}]
 
         async def lines() -> AsyncIterator[bytes]:
+            delay = up.pull_delay or up.chunk_delay
             for i, step in enumerate(steps):
-                if i and up.chunk_delay:
-                    await asyncio.sleep(up.chunk_delay)
+                if i and delay:
+                    await asyncio.sleep(delay)
+                if step.get("status") == "success" and fresh and full not in up.installed:
+                    up.installed.append(full)  # written once the manifest is
                 yield nd(step)
         return ndjson(lines())
 
@@ -209,9 +242,11 @@ def build_routes(up: OllamaStandIn) -> list[Route]:
         try:
             data = await read_json(request)
             user, system = split_chat(data.get("messages"))
-            reply = make_reply(data.get("model"), user, system)
+            reply = make_reply(data.get("model"), user, system, installed=up.installed)
+            load_ms = up.use(reply.model, data.get("keep_alive"))
         except ApiError as e:
             return oa_error(e)
+        await up.loading(load_ms)
         head = {"id": "chatcmpl-42", "created": int(time.time()), "model": reply.model,
                 "system_fingerprint": "fp_ollama"}
         if not data.get("stream"):
@@ -238,9 +273,11 @@ def build_routes(up: OllamaStandIn) -> list[Route]:
             data = await read_json(request)
             prompt = data.get("prompt") or ""
             reply = make_reply(data.get("model"), prompt if isinstance(prompt, str) else "", "",
-                               "generate")
+                               "generate", installed=up.installed)
+            load_ms = up.use(reply.model, data.get("keep_alive"))
         except ApiError as e:
             return oa_error(e)
+        await up.loading(load_ms)
         head = {"id": "cmpl-42", "object": "text_completion", "created": int(time.time()),
                 "model": reply.model, "system_fingerprint": "fp_ollama"}
         if not data.get("stream"):
@@ -258,12 +295,12 @@ def build_routes(up: OllamaStandIn) -> list[Route]:
     async def oa_models(request: Request) -> Response:
         return JSONResponse({"object": "list", "data": [
             {"id": m, "object": "model", "created": 1767225600, "owned_by": "library"}
-            for m in MODELS]})
+            for m in up.installed]})
 
     async def oa_embeddings(request: Request) -> Response:
         try:
             data = await read_json(request)
-            make_reply(data.get("model"), "", "", "embed")
+            make_reply(data.get("model"), "", "", "embed", installed=up.installed)
         except ApiError as e:
             return oa_error(e)
         inputs = data.get("input", [])
@@ -279,9 +316,11 @@ def build_routes(up: OllamaStandIn) -> list[Route]:
         try:
             data = await read_json(request)
             user, system = split_responses(data)
-            reply = make_reply(data.get("model"), user, system)
+            reply = make_reply(data.get("model"), user, system, installed=up.installed)
+            load_ms = up.use(reply.model, data.get("keep_alive"))
         except ApiError as e:
             return oa_error(e)
+        await up.loading(load_ms)
         rid, mid = f"resp_{uuid.uuid4().hex[:16]}", f"msg_{uuid.uuid4().hex[:16]}"
         created = int(time.time())
         instructions = data.get("instructions")
@@ -362,9 +401,11 @@ def build_routes(up: OllamaStandIn) -> list[Route]:
             data = await read_json(request)
             user, _ = split_chat(data.get("messages"))
             system = text_of(data.get("system"))
-            reply = make_reply(data.get("model"), user, system)
+            reply = make_reply(data.get("model"), user, system, installed=up.installed)
+            load_ms = up.use(reply.model, data.get("keep_alive"))
         except ApiError as e:
             return an_error(e)
+        await up.loading(load_ms)
         msg = {"id": "msg_42", "type": "message", "role": "assistant", "model": reply.model,
                "stop_sequence": None}
         if not data.get("stream"):

@@ -28,6 +28,23 @@ log = logging.getLogger(__name__)
 NDJSON, SSE = "ndjson", "sse"
 _HOLD_MAX = 4 * 1024 * 1024  # an unfinished line longer than this is passed on as it is
 _SEQ_VALUE = re.compile(rb"\s*:\s*(\d{1,18})")
+_FINAL_JSON_MAX = 1024 * 1024  # a plain JSON answer up to this size is read for its durations
+
+
+def final_chunk(data: bytes) -> dict[str, Any] | None:
+    """The last `done: true` object carrying Ollama's durations among NDJSON lines (or one JSON
+    body), else None. Cheap for the chunks in between: they fail the byte test."""
+    if b"eval_duration" not in data:
+        return None
+    for line in reversed(data.split(b"\n")):
+        if b"eval_duration" not in line:
+            continue
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            return None
+        return obj if isinstance(obj, dict) and obj.get("done") else None
+    return None
 
 
 class _Cut(Exception):
@@ -133,12 +150,14 @@ class RelayedStream(StreamingResponse):
 
     def __init__(self, call: UpstreamCall, dialect: Dialect, headers: dict[str, str],
                  base_url: str, on_first_byte: Callable[[], None] | None,
-                 on_done: Callable[[], None] | None):
+                 on_done: Callable[[], None] | None,
+                 on_final: Callable[[dict[str, Any]], None] | None = None):
         self.call, self.dialect, self.base_url = call, dialect, base_url
         self.kind = framing(call.response.headers)
         self.progress = ResponsesProgress() if (
             self.kind == SSE and dialect.stream_errors == "responses") else None
-        self.on_first_byte, self.on_done = on_first_byte, on_done
+        self.on_first_byte, self.on_done, self.on_final = on_first_byte, on_done, on_final
+        self._whole = b""  # a plain JSON body, kept (small ones only) for its durations
         self.finished = self.cut = False
         super().__init__(self._body(), status_code=call.response.status_code, headers=headers)
 
@@ -176,6 +195,8 @@ class RelayedStream(StreamingResponse):
                     if len(data) - cut > _HOLD_MAX:
                         cut = len(data)
                     out, held = data[:cut], data[cut:]
+                if out and self.on_final is not None:
+                    self._watch_final(out)
                 if out:
                     sent = (sent + out)[-2:]
                     if self.progress is not None:
@@ -197,5 +218,25 @@ class RelayedStream(StreamingResponse):
                 f"stream early ({type(e).__name__}); try again", self.progress)
         else:
             if held:  # the upstream ended without a final newline: pass the rest on unchanged
+                if self.on_final is not None:
+                    self._watch_final(held)
                 yield held
+            if self.on_final is not None and self._whole:
+                self._report(final_chunk(self._whole))
         self.finished = True
+
+    def _watch_final(self, out: bytes) -> None:
+        """Hand Ollama's final chunk (its durations) to `on_final`; never breaks the relay."""
+        if self.kind == NDJSON:
+            self._report(final_chunk(out))
+        elif self.kind is None and len(self._whole) + len(out) <= _FINAL_JSON_MAX:
+            self._whole += out
+        else:
+            self._whole = b""
+
+    def _report(self, chunk: dict[str, Any] | None) -> None:
+        if chunk is not None and self.on_final is not None:
+            try:
+                self.on_final(chunk)
+            except Exception:  # timing must never take a stream down
+                log.debug("reading the final chunk's durations failed", exc_info=True)

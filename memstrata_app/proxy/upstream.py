@@ -8,6 +8,7 @@ import socket
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import anyio
 import httpx
@@ -222,7 +223,8 @@ class Upstream:
 
     async def relay(self, call: UpstreamCall, dialect: Dialect,
                     on_first_byte: Callable[[], None] | None = None,
-                    on_done: Callable[[], None] | None = None) -> Response:
+                    on_done: Callable[[], None] | None = None,
+                    on_final: Callable[[dict[str, Any]], None] | None = None) -> Response:
         """Turn an open upstream call into our answer: errors reshaped, bodies streamed live."""
         resp = call.response
         headers = response_headers(resp.headers)
@@ -238,7 +240,8 @@ class Upstream:
             if on_done:
                 on_done()
             return error_passthrough(resp.status_code, raw, headers, dialect)
-        return RelayedStream(call, dialect, headers, self.base_url, on_first_byte, on_done)
+        return RelayedStream(call, dialect, headers, self.base_url, on_first_byte, on_done,
+                             on_final)
 
 
 def error_passthrough(status: int, raw: bytes, headers: dict[str, str],

@@ -7,7 +7,7 @@ import re
 from datetime import UTC, datetime, timedelta
 from itertools import pairwise
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from PySide6.QtCore import Qt
@@ -36,7 +36,7 @@ CHAT = [
 REVIEW = [("celery is pinned to 5.4.0 now", T0 + timedelta(days=6))]
 ACTIONABLE = (QAbstractButton, QLineEdit, QComboBox, QAbstractItemView, QAbstractSpinBox,
               QSlider, QPlainTextEdit, QTabBar)
-VIEWS = ("ledger", "timeline", "review", "query", "ingest", "latency", "audit")
+VIEWS = ("ledger", "timeline", "review", "query", "ingest", "latency", "audit", "models")
 
 
 @pytest.fixture
@@ -73,7 +73,7 @@ def owner(w: QWidget | None) -> QWidget | None:
 
 def actionable(root: QWidget) -> list[QWidget]:
     """Visible, enabled controls under `root` that take focus from Tab."""
-    found = []
+    found: list[QWidget] = []
     for w in root.findChildren(QWidget):
         if not isinstance(w, ACTIONABLE) or not (w.isVisible() and w.isEnabled()):
             continue
@@ -87,7 +87,7 @@ def actionable(root: QWidget) -> list[QWidget]:
     return found
 
 
-def tab_walk(qtbot: Any, start: QWidget, steps: int) -> list[QWidget]:
+def tab_walk(qtbot: Any, start: QWidget, steps: int) -> list[QWidget | None]:
     """Press Tab `steps` times from `start`; the controls that had the focus, in order."""
     start.setFocus(Qt.FocusReason.TabFocusReason)
     qtbot.waitUntil(lambda: owner(QApplication.focusWidget()) is owner(start))
@@ -100,11 +100,13 @@ def tab_walk(qtbot: Any, start: QWidget, steps: int) -> list[QWidget]:
     return seen
 
 
-def open_view(qtbot: Any, win: Any, name: str) -> QWidget:
+def open_view(qtbot: Any, win: Any, name: str) -> Any:
     win.show_view(name)
     if name == "latency":
         qtbot.waitUntil(lambda: win.latency is not None and win.latency.isVisible())
         return win.latency
+    if name == "models":  # its controls follow what the probe of Ollama found
+        qtbot.waitUntil(lambda: win.models.status is not None)
     return getattr(win, name)
 
 
@@ -297,7 +299,7 @@ def test_no_control_overflows_or_is_squeezed_at_800_by_600(qtbot: Any, win: Any,
 
     from memstrata_app.gui.style import apply_theme
 
-    app = QApplication.instance()
+    app = cast(QApplication, QApplication.instance())
     before = app.palette()
     try:
         apply_theme(app, theme)

@@ -31,8 +31,9 @@ def standin_server() -> Iterator[OllamaStandIn]:
 
 @pytest.fixture
 def upstream(standin_server: OllamaStandIn) -> OllamaStandIn:
-    """The stand-in, with no recorded requests and no delays."""
+    """The stand-in, with no recorded requests, no delays and its models as at start."""
     standin_server.clear()
+    standin_server.reset()
     standin_server.chunk_delay = standin_server.response_delay = 0.0
     return standin_server
 

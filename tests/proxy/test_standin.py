@@ -59,7 +59,8 @@ def test_model_listing_endpoints(upstream: OllamaStandIn) -> None:
     client = ollama.Client(host=upstream.url)
     assert CHAT_MODEL in [m.model for m in client.list().models]
     assert client.ps().models[0].size_vram
-    assert "completion" in client.show("standin-chat").capabilities
+    caps = client.show("standin-chat").capabilities
+    assert caps and "completion" in caps
     assert len(client.embed(model="standin-embed", input=["a", "b"]).embeddings) == 2
     assert httpx.get(upstream.url + "/api/version").json()["version"]
     assert httpx.get(upstream.url + "/").text == "Ollama is running"
@@ -147,3 +148,56 @@ def test_responses_api_object_and_event_stream(upstream: OllamaStandIn) -> None:
             "model": "standin-chat", "input": f"go {MIDSTREAM_ERROR}", "stream": True}) as s:
         tail = s.read().decode().strip().split("\n\n")[-2:]
     assert [b.split("\n")[0] for b in tail] == ["event: error", "event: response.failed"]
+
+
+def test_ps_pull_load_and_unload_follow_ollamas_shapes(upstream: OllamaStandIn) -> None:
+    """/api/ps lists what is in memory with size, size_vram, expires_at and context_length; a
+    fresh pull streams every layer's progress and installs the model; a chat on a model not in
+    memory loads it (a load_duration, then it is listed); keep_alive 0 unloads."""
+    (chat,) = [m for m in httpx.get(upstream.url + "/api/ps").json()["models"]
+               if m["name"] == CHAT_MODEL]
+    assert {"name", "model", "size", "digest", "details", "expires_at", "size_vram",
+            "context_length"} <= set(chat) and chat["size_vram"] == chat["size"] > 0
+    upstream.vram[CHAT_MODEL] = 0.25
+    (chat,) = [m for m in httpx.get(upstream.url + "/api/ps").json()["models"]
+               if m["name"] == CHAT_MODEL]
+    assert chat["size_vram"] == round(chat["size"] * 0.25)
+
+    with httpx.stream("POST", upstream.url + "/api/pull", json={"model": "standin-new"}) as r:
+        lines = [json.loads(line) for line in r.iter_lines() if line]
+    statuses = [line.get("status", "") for line in lines]
+    assert statuses[0] == "pulling manifest"
+    assert statuses[-3:] == ["verifying sha256 digest", "writing manifest", "success"]
+    digests = {line["digest"] for line in lines if "digest" in line}
+    assert len(digests) == 4 and all(s.startswith("pulling ") for s in statuses[1:-3])
+    names = [m["name"] for m in httpx.get(upstream.url + "/api/tags").json()["models"]]
+    assert "standin-new:latest" in names
+
+    def chat_once() -> dict:
+        return httpx.post(upstream.url + "/api/chat", json={
+            "model": "standin-new", "stream": False,
+            "messages": [{"role": "user", "content": "hi"}]}).json()
+
+    cold = chat_once()
+    assert cold["load_duration"] == int(upstream.load_ms * 1e6)
+    assert "standin-new:latest" in [m["name"] for m in
+                                    httpx.get(upstream.url + "/api/ps").json()["models"]]
+    assert chat_once()["load_duration"] < 10_000_000  # loaded now
+    r = httpx.post(upstream.url + "/api/generate", json={"model": "standin-new",
+                                                         "keep_alive": 0})
+    assert r.json()["done_reason"] == "unload"
+    assert "standin-new:latest" not in [m["name"] for m in
+                                        httpx.get(upstream.url + "/api/ps").json()["models"]]
+    r = httpx.post(upstream.url + "/api/chat", json={"model": "standin-new", "keep_alive": "1x"})
+    assert r.status_code == 400 and "invalid duration" in r.json()["error"]
+
+
+def test_scripted_failures_answer_with_ollamas_error(upstream: OllamaStandIn) -> None:
+    text = "model requires more system memory (5.0 GiB) than is available (3.9 GiB)"
+    upstream.fail[CHAT_MODEL] = (500, text)
+    r = httpx.post(upstream.url + "/api/chat", json={
+        "model": "standin-chat", "messages": [{"role": "user", "content": "hi"}]})
+    assert r.status_code == 500 and r.json() == {"error": text}
+    r = httpx.post(upstream.url + "/v1/chat/completions", json={
+        "model": "standin-chat", "messages": [{"role": "user", "content": "hi"}]})
+    assert r.status_code == 500 and r.json()["error"]["message"] == text
