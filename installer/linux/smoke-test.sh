@@ -34,6 +34,12 @@ out=$(run query "auth service port" --json); echo "$out"
 echo "$out" | grep -q "9090" || fail "query does not return 9090"
 echo "$out" | grep -q "8080" && fail "query returns the retired 8080"
 echo "== stats"; run stats
+echo "== static embedder (no torch) and exact terms"
+sdb="$tmp/static.db"
+run --db "$sdb" --create --embedder static ingest "parse_cfg reads the settings from the YAML file."
+run --db "$sdb" ingest "load_cfg reads the settings from environment variables."
+out=$(run --db "$sdb" query "what is load_cfg for?" -k 1 --json); echo "$out"
+echo "$out" | grep -q "environment variables" || fail "the term side does not find load_cfg"
 
 echo "== GUI (10 s)"
 log="$tmp/gui.log"

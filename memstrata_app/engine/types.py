@@ -191,7 +191,11 @@ class IngestResult:
 
 @dataclass(frozen=True, slots=True)
 class Hit:
-    """One retrieved fact: the original sentence, its score and its validity."""
+    """One retrieved fact: the original sentence, its score and its validity.
+
+    `score`: the cosine between the question and the sentence, plus (hybrid retrieval, the
+    default) 0.5 x the IDF-weighted share of the question's terms the sentence holds
+    (engine/lexical.py, docs/RETRIEVAL.md); with `hybrid` off, the cosine alone."""
 
     text: str
     score: float
