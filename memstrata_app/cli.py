@@ -1377,7 +1377,7 @@ def _bytes(n: int) -> str:
 
 
 def cmd_ollama(args: argparse.Namespace) -> int:
-    from .proxy import ollama_admin as oa
+    from . import ollama_admin as oa
 
     settings = Settings.load()
     url = (args.url or settings["ollama_url"]).rstrip("/")
@@ -1404,7 +1404,7 @@ def cmd_ollama(args: argparse.Namespace) -> int:
 def _ollama_action(args: argparse.Namespace, admin: Any, st: Any, settings: Settings) -> int:
     from dataclasses import asdict
 
-    from .proxy import ollama_admin as oa
+    from . import ollama_admin as oa
 
     if args.action == "status":
         if args.json:

@@ -37,8 +37,8 @@ echo "== stats"; run stats
 echo "== static embedder (no torch) and exact terms"
 sdb="$tmp/static.db"
 run --db "$sdb" --create --embedder static ingest "parse_cfg reads the settings from the YAML file."
-run --db "$sdb" ingest "load_cfg reads the settings from environment variables."
-out=$(run --db "$sdb" query "what is load_cfg for?" -k 1 --json); echo "$out"
+run --db "$sdb" --embedder static ingest "load_cfg reads the settings from environment variables."
+out=$(run --db "$sdb" --embedder static query "what is load_cfg for?" -k 1 --json); echo "$out"
 echo "$out" | grep -q "environment variables" || fail "the term side does not find load_cfg"
 
 echo "== GUI (10 s)"

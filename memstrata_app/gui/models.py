@@ -2,7 +2,7 @@
 CPU or split), pull with progress and cancel, unload and keep-alive, the model for extraction
 and judging, and "Try it" (time to first token, tokens/s).
 
-Every Ollama call runs on a short-lived background thread (memstrata_app.proxy.ollama_admin,
+Every Ollama call runs on a short-lived background thread (memstrata_app.ollama_admin,
 imported there); results come back to the GUI thread by queued signal. The engine's worker is
 not used: a slow Ollama must never hold up the ledger.
 """
@@ -110,7 +110,7 @@ class Background(QObject):
 
 
 def admin_module() -> Any:
-    from memstrata_app.proxy import ollama_admin
+    from memstrata_app import ollama_admin
 
     return ollama_admin
 

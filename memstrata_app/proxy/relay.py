@@ -13,6 +13,7 @@ import anyio
 from starlette.requests import Request
 from starlette.responses import Response
 
+from ..ollama_admin import LOADED_MS
 from .bodies import (
     BadBody,
     BodyTooLarge,
@@ -26,7 +27,6 @@ from .dialects import Dialect, dialect_for_path
 from .limits import DEFAULT_LIMITS, Limits
 from .logthrottle import THROTTLE
 from .memory import MemoryService, Recall, Turns
-from .ollama_admin import LOADED_MS
 from .security import too_large
 from .spaces import GLOBAL, BadSpace, space_for_request
 from .toolspeak import background_request

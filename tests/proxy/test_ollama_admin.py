@@ -11,7 +11,7 @@ import time
 import httpx
 import pytest
 
-from memstrata_app.proxy.ollama_admin import (
+from memstrata_app.ollama_admin import (
     LoadedModel,
     OllamaAdmin,
     OllamaError,
@@ -253,3 +253,15 @@ def test_cli_says_what_to_do_when_ollama_is_missing(memstrata_home: object,
     code, out, _ = ollama_cli(capsys, "status", "--url", f"http://127.0.0.1:{free_port()}")
     assert code == 1 and "not running" in out and "ollama" in out.lower()
     assert "still works" in out
+
+
+def test_the_admin_client_never_imports_the_endpoint_package() -> None:
+    """The app's Models view imports it on background threads while the GUI thread may be
+    importing the endpoint: importing `memstrata_app.proxy` there raced it (a partially
+    initialised module in the bundled app)."""
+    import subprocess
+    import sys
+
+    code = ("import sys, memstrata_app.ollama_admin; "
+            "sys.exit('memstrata_app.proxy' in sys.modules)")
+    assert subprocess.run([sys.executable, "-c", code], timeout=60).returncode == 0

@@ -75,7 +75,7 @@ def test_real_ollama_anthropic_api(real_endpoint: EndpointServer, chat_model: st
 
 def test_real_ollama_admin_probe_try_and_unload(real_upstream: str, chat_model: str) -> None:
     """The Models tab's calls against a real Ollama: the shapes the stand-in copies."""
-    from memstrata_app.proxy.ollama_admin import OllamaAdmin, OllamaError, PullProgress
+    from memstrata_app.ollama_admin import OllamaAdmin, OllamaError, PullProgress
 
     with OllamaAdmin(real_upstream, timeout=30) as admin:
         st = admin.probe()

@@ -1,7 +1,10 @@
 """The user's Ollama, administered: is it there, which models it has, which are loaded and where
 (GPU, CPU or split), pull with progress and cancel, unload, keep-alive, and a "try it" that
 measures time to first token and tokens/s. Synchronous (httpx); the app calls it off the GUI
-thread, the CLI directly. Errors come back with plain advice (`explain_error`).
+thread, the CLI directly. Errors come back with plain advice (`explain_error`). It lives
+outside the endpoint package so that the app's Models view imports httpx alone, never the
+endpoint's modules, from its background threads (an import of `memstrata_app.proxy` there
+would race the GUI thread's own import of the endpoint).
 
 Shapes follow Ollama's API (docs/api.md): /api/version, /api/tags, /api/ps (size, size_vram,
 expires_at, context_length), streamed /api/pull ({"status"}, {"status","digest","total",
