@@ -572,8 +572,11 @@ class MemoryEngine(WriteOps, PrivacyOps, GovernanceOps):
         n_docs = max(len(index), max(dfs.values()) + 1)
         q_idf = {t: lexical.idf(n_docs, n) for t, n in dfs.items()}
         limit = max(3 * k, 15)
-        found = lexical.candidates(q, self.backend, list(dfs), at, spaces,
-                                   limit if within is None else 20 * limit)
+        # candidates come from the selective terms only: one that half the ledger holds adds
+        # no candidate worth ranking, and ranking all its sentences is most of the cost
+        rare = [t for t, n in dfs.items() if n <= lexical.rare_enough(n_docs)]
+        found = lexical.candidates(q, self.backend, rare, at, spaces,
+                                   limit if within is None else 20 * limit) if rare else []
         if within is not None:
             found = [i for i in found if i in within][:limit]
         have = {i for i, _ in pairs}

@@ -110,6 +110,12 @@ def match_expression(q_terms: Sequence[str]) -> str:
     return " OR ".join('"' + t.replace('"', '""') + '"' for t in q_terms)
 
 
+def rare_enough(n_docs: int) -> int:
+    """The most sentences a term may be in and still bring candidates of its own: 2% of the
+    ledger (at least 50). Commoner terms still count in every candidate's coverage."""
+    return max(50, n_docs // 50)
+
+
 def idf(n_docs: int, df: int) -> float:
     """BM25's inverse document frequency, as FTS5 computes it (floored just above zero)."""
     return max(1e-6, math.log((n_docs - df + 0.5) / (df + 0.5)))
