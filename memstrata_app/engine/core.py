@@ -127,6 +127,7 @@ class MemoryEngine(WriteOps, PrivacyOps, GovernanceOps):
         # benchmarks that compare them (`memstrata bench retrieval --fusion`)
         self.fusion = lexical.FUSION
         self.lexical_weight = lexical.LEXICAL_WEIGHT
+        self._df_cache: dict[str, tuple[int, int]] = {}  # common term -> (count, rows then)
 
     @property
     def backend(self) -> str:
@@ -566,7 +567,7 @@ class MemoryEngine(WriteOps, PrivacyOps, GovernanceOps):
         if not q_terms:
             return pairs, self._rows([i for i, _ in pairs])
         q = self._readers.query
-        dfs = lexical.doc_freqs(q, self.backend, q_terms)
+        dfs = self._doc_freqs(q_terms, len(index))
         if not dfs:  # no sentence holds any of the question's terms
             return pairs, self._rows([i for i, _ in pairs])
         n_docs = max(len(index), max(dfs.values()) + 1)
@@ -593,6 +594,27 @@ class MemoryEngine(WriteOps, PrivacyOps, GovernanceOps):
                   if i in rows else sc) for i, sc in pairs]
         fused.sort(key=lambda p: -p[1])
         return fused, rows
+
+    def _doc_freqs(self, q_terms: list[str], n_rows: int) -> dict[str, int]:
+        """How many sentences hold each term (those held by none left out). A common term's
+        count (above `rare_enough`) is kept and reused until the ledger's size moves by 2%:
+        counting it is most of a term look-up's cost (a team ledger counts on the server),
+        and its weight barely moves. A rare term is counted every time, so a sentence just
+        written is found by the term it names at once."""
+        cache = self._df_cache
+        slack = lexical.rare_enough(n_rows)
+        need = [t for t in q_terms if t not in cache or abs(cache[t][1] - n_rows) > slack]
+        fresh = lexical.doc_freqs(self._readers.query, self.backend, need) if need else {}
+        if len(cache) > 20_000:
+            cache.clear()
+        out: dict[str, int] = {}
+        for t in q_terms:
+            n = fresh.get(t, 0) if t in need else cache[t][0]
+            if t in need and n > slack:
+                cache[t] = (n, n_rows)
+            if n > 0:
+                out[t] = n
+        return out
 
     def history(self, subject: str, relation: str, context: str | None = None,
                 space: str | None = None) -> list[Assertion]:

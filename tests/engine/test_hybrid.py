@@ -132,3 +132,12 @@ def test_a_ledger_from_before_the_lexical_index_is_indexed_when_it_opens(tmp_pat
         n = eng._readers.query("SELECT count(*) FROM lexical_vocab WHERE term='load_cfg'")
         assert n == [(1,)]
         assert eng.retrieve("what is cfg_loader for?", k=1)[0].text == HELPERS[5]
+
+
+def test_a_term_asked_before_it_was_written_is_found_once_it_is(engine):
+    for i, s in enumerate(HELPERS):
+        engine.ingest(s, at=day(i))
+    assert all("qx_loader" not in h.text for h in engine.retrieve("what is qx_loader for?", k=3))
+    said = "qx_loader reads the settings from the vault."
+    engine.ingest(said, at=day(9))
+    assert engine.retrieve("what is qx_loader for?", k=1)[0].text == said
