@@ -169,11 +169,14 @@ def candidates(query: Any, backend: str, q_terms: Sequence[str], at: float | Non
         params += list(spaces)
     if backend == "postgresql":
         tsq = tsquery(q_terms)
+        # the term matches first (GIN), then their rows: left to itself the planner may walk
+        # every valid row and test its terms
         rows = query(
-            "SELECT l.rowid FROM lexical l JOIN assertions a ON a.id = l.rowid"
-            f" WHERE l.terms @@ ?::tsquery AND {where}"
-            " ORDER BY ts_rank(l.terms, ?::tsquery) DESC, l.rowid DESC LIMIT ?",
-            (tsq, *params, tsq, limit))
+            "WITH m AS MATERIALIZED (SELECT rowid, ts_rank(terms, ?::tsquery) AS r"
+            " FROM lexical WHERE terms @@ ?::tsquery)"
+            f" SELECT m.rowid FROM m JOIN assertions a ON a.id = m.rowid WHERE {where}"
+            " ORDER BY m.r DESC, m.rowid DESC LIMIT ?",
+            (tsq, tsq, *params, limit))
     else:
         rows = query(
             "SELECT l.rowid FROM lexical l JOIN assertions a ON a.id = l.rowid"
@@ -186,10 +189,12 @@ def doc_freqs(query: Any, backend: str, q_terms: Sequence[str]) -> dict[str, int
     """How many indexed sentences hold each term (terms held by none are left out)."""
     if not q_terms:
         return {}
-    if backend == "postgresql":  # one round trip: an indexed count per term
-        rows = query("SELECT t, (SELECT count(*) FROM lexical l WHERE l.terms @@"
-                     " quote_literal(t)::tsquery) FROM unnest(?::text[]) AS t",
-                     (list(q_terms),))
+    if backend == "postgresql":  # one round trip; each term a constant, so its count uses
+        # the GIN index (a tsquery computed per row of a list makes the planner scan them all)
+        sql = " UNION ALL ".join(
+            "SELECT ?::text, (SELECT count(*) FROM lexical WHERE terms @@ ?::tsquery)"
+            for _ in q_terms)
+        rows = query(sql, tuple(x for t in q_terms for x in (t, tsquery([t]))))
         return {str(t): int(n) for t, n in rows if int(n) > 0}
     rows = query(f"SELECT term, doc FROM lexical_vocab WHERE term IN "
                  f"({','.join('?' * len(q_terms))})", tuple(q_terms))
