@@ -33,6 +33,8 @@ SKIPPED = {
     "memstrata purge ID": "needs an id from your own ledger",
     "memstrata move ID": "needs an id from your own ledger",
     "memstrata reindex --to ollama:": "needs Ollama with the model",
+    "memstrata ollama": "needs a running Ollama (tests/proxy/test_ollama_admin.py runs these "
+                        "against the stand-in)",
     "memstrata serve": "runs the endpoint until stopped",
     "memstrata mcp": "an MCP server on stdio, until stopped",
     "memstrata gui": "opens the desktop app",
