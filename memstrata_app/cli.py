@@ -1367,15 +1367,6 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     return 0
 
 
-def _bytes(n: int) -> str:
-    size = float(n)
-    for unit in ("B", "KB", "MB"):
-        if size < 1000:
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1000
-    return f"{size:.1f} GB"
-
-
 def cmd_ollama(args: argparse.Namespace) -> int:
     from . import ollama_admin as oa
 
@@ -1413,7 +1404,7 @@ def _ollama_action(args: argparse.Namespace, admin: Any, st: Any, settings: Sett
             return 0
         print(f"Ollama {st.version} at {st.url}: {len(st.models)} models installed")
         for m in st.loaded:
-            print(f"  loaded {m.name:<28} {_bytes(m.size):>9}  {m.processor:<16} "
+            print(f"  loaded {m.name:<28} {oa.human_bytes(m.size):>9}  {m.processor:<16} "
                   f"until {m.expires_at or '?'}")
         if not st.loaded:
             print("  no model loaded")
@@ -1429,7 +1420,8 @@ def _ollama_action(args: argparse.Namespace, admin: Any, st: Any, settings: Sett
                        "needed": [asdict(n) for n in needed]})
             return 0
         for m in st.models:
-            print(f"{m.name:<32} {_bytes(m.size):>9}  {m.parameter_size:<6} {m.quantization}")
+            size = oa.human_bytes(m.size)
+            print(f"{m.name:<32} {size:>9}  {m.parameter_size:<6} {m.quantization}")
         for n in needed:
             mark = "installed" if n.installed else f"not installed: memstrata ollama pull {n.name}"
             print(f"for {n.purpose}: {n.name} ({mark})")
@@ -1442,7 +1434,8 @@ def _ollama_action(args: argparse.Namespace, admin: Any, st: Any, settings: Sett
                 emit_json(asdict(p))
                 return
             frac = p.fraction
-            line = p.status + (f" {frac:4.0%} of {_bytes(p.total)}" if frac is not None else "")
+            line = p.status + (f" {frac:4.0%} of {oa.human_bytes(p.total)}"
+                               if frac is not None else "")
             if sys.stderr.isatty():
                 print("\r" + line.ljust(len(last[0])), end="", file=sys.stderr, flush=True)
             elif p.status != last[0].split(" ")[0] or frac in (None, 1.0):

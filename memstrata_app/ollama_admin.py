@@ -385,15 +385,9 @@ class OllamaAdmin:
                 if r.status_code >= 400:
                     r.read()
                     raise OllamaError(r.status_code, _error_text(r), name, self.url)
-                for line in r.iter_lines():
+                for obj in _ndjson(r.iter_lines()):
                     if cancel is not None and cancel.is_set():
                         raise PullCancelled(f"pulling {name} was cancelled")
-                    if not line.strip():
-                        continue
-                    try:
-                        obj = json.loads(line)
-                    except ValueError:
-                        continue
                     if "error" in obj:
                         raise OllamaError(r.status_code, str(obj["error"]), name, self.url)
                     p = PullProgress(str(obj.get("status") or ""), str(obj.get("digest") or ""),
@@ -460,6 +454,16 @@ class OllamaAdmin:
         wall = (time.perf_counter() - t0) * 1000
         timing = Timing.from_final(final) or Timing(name, wall, 0, 0, 0, 0, 0)
         return TryResult(name, ttft if ttft is not None else wall, wall, timing, "".join(text))
+
+
+def human_bytes(n: int) -> str:
+    """Sizes as Ollama states them (decimal units): "274.3 MB", "4.7 GB"."""
+    size = float(n)
+    for unit in ("B", "KB", "MB"):
+        if size < 1000:
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1000
+    return f"{size:.1f} GB"
 
 
 def _ndjson(lines: Iterator[str]) -> Iterator[dict[str, Any]]:

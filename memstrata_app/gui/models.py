@@ -47,15 +47,6 @@ BANNER = {"error": "background: #f8d7da; color: #58151c; border: 1px solid #e4a5
           "ok": "background: #d1e7dd; color: #0a3622; border: 1px solid #9fd1b8;"}
 
 
-def human_bytes(n: int) -> str:
-    size = float(n)
-    for unit in ("B", "KB", "MB"):
-        if size < 1000:
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1000
-    return f"{size:.1f} GB"
-
-
 class Background(QObject):
     """Runs functions on daemon threads and calls back on the GUI thread."""
 
@@ -113,6 +104,10 @@ def admin_module() -> Any:
     from memstrata_app import ollama_admin
 
     return ollama_admin
+
+
+def human_bytes(n: int) -> str:
+    return admin_module().human_bytes(n)  # type: ignore[no-any-return]
 
 
 class ModelsView(QWidget):
