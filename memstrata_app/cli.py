@@ -32,6 +32,7 @@ examples:
   memstrata ingest --git-log                      # this repository's commit subjects
   memstrata ingest --git-log ../api --since 2025-01-01 --max 500 -v
   memstrata --space shop ingest "the shop's API listens on 3000"
+  memstrata ingest -v "bumped the Dockerfile to python 3.12"   # what the judge read
 """
 TIME_FORMATS = ('an ISO 8601 date or date-time (2026-03-01, 2026-03-01T14:30, '
                 '2026-03-01T14:30+01:00, …Z), "now", or a written date such as "March 2", '
@@ -98,7 +99,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--max", type=int, metavar="N",
                    help="with --git-log: only the latest N commits")
     s.add_argument("-v", "--verbose", dest="each", action="store_true",
-                   help="with --git-log: show what was understood in each commit")
+                   help="show what the update judge read beside each statement and decided"
+                        " (with --git-log: also what was understood in each commit)")
     s.add_argument("--at", metavar="TIME",
                    help=f"when it was said (default now). TIME is {TIME_FORMATS}")
     s.add_argument("--source", help="who said it (default: cli; git with --git-log)")
@@ -275,6 +277,18 @@ def build_parser() -> argparse.ArgumentParser:
                        help="the team ledger: postgresql://user@host:port/db (its password "
                             "from ~/.pgpass or PGPASSWORD)")
 
+    s = sub.add_parser(
+        "rejudge", parents=[spaced],
+        help="read the open facts again with the current update judge; propose what it "
+             "finds (review queue), never retire",
+        description="Each open sentence is read beside the earlier open sentences nearest to "
+                    "it in its space, as the write path reads a new statement. Where the judge "
+                    "finds an update the ledger does not hold, it is listed; with --apply it "
+                    "goes to the review queue (approving retires the older fact).")
+    s.add_argument("--apply", action="store_true",
+                   help="put each proposal in the review queue (default: only list them)")
+    s.add_argument("--json", action="store_true", help="machine-readable output")
+
     s = sub.add_parser("reindex", help="re-embed the ledger with another embedder")
     s.add_argument("--to", dest="target", default="local",
                    help='"local" or "ollama:<model>" (default local)')
@@ -356,6 +370,7 @@ EXAMPLES = {name: "examples:\n" + "\n".join(f"  memstrata {line}" for line in li
     "import": ["import ledger.jsonl", "--db copy.db --create import ledger.jsonl",
                "import shop.json --space archive"],
     "reindex": ["reindex --to ollama:nomic-embed-text", "reindex --to local"],
+    "rejudge": ["rejudge", "rejudge --apply", "rejudge --space shop --json"],
     "vocab": ["vocab", "vocab set maintainer multi"],
     "stats": ["stats", "--db ~/backup/memstrata.db stats --json"],
     "serve": ["serve", "serve --port 11500"],
@@ -506,13 +521,16 @@ def running_endpoint(args: argparse.Namespace) -> Endpoint | None:
 
 def result_from_dict(d: dict[str, Any]) -> Any:
     """An IngestResult back from its JSON (what the management API returns)."""
-    from .engine.types import Action, IngestAction, IngestResult, Skipped
+    from .engine.types import Action, IngestAction, IngestResult, JudgedCandidate, Skipped
 
     acts = tuple(IngestAction(
         action=Action(a["action"]), assertion_id=a["assertion_id"], text=a["text"],
         subject=a.get("subject"), relation=a.get("relation"), object=a.get("object"),
         retired=tuple(a.get("retired") or ()), confidence=a.get("confidence", 1.0),
-        context=a.get("context"), method=a.get("method") or "", reason=a.get("reason") or "")
+        context=a.get("context"), method=a.get("method") or "", reason=a.get("reason") or "",
+        judged=tuple(JudgedCandidate(j["assertion_id"], j["text"], j["updates"],
+                                     j["restates"], j["compatible"], j["decision"])
+                     for j in a.get("judged") or ()))
         for a in d.get("actions", ()))
     skipped = tuple(Skipped(s["text"], s["kind"], s["reason"]) for s in d.get("skipped", ()))
     return IngestResult(acts, skipped)
@@ -606,7 +624,7 @@ def fmt_row(a: Any, author: bool = False) -> str:
 def cmd_ingest(args: argparse.Namespace) -> int:
     if args.git_log is not None:
         return ingest_git_log(args)
-    for flag, given in (("--since", args.since), ("--max", args.max), ("-v", args.each)):
+    for flag, given in (("--since", args.since), ("--max", args.max)):
         if given:
             raise CliError(f"{flag} goes with --git-log")
     if (args.text is None) == (args.file is None):
@@ -627,7 +645,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         res = result_from_dict(data)
         with open_engine(args) as eng:  # reads only: the values it retired, no model
             olds = understood().retired_values(eng, [res])
-        print_understood(res, text, old_values=olds)
+        print_understood(res, text, old_values=olds, judged=args.each)
         return 0
     with open_engine(args) as eng:
         res = eng.ingest(text, source=args.source or "cli", at=at, space=space,
@@ -636,7 +654,32 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(res.to_dict())
         return 0
-    print_understood(res, text, old_values=olds)
+    print_understood(res, text, old_values=olds, judged=args.each)
+    return 0
+
+
+def cmd_rejudge(args: argparse.Namespace) -> int:
+    space = space_of(args)
+    with open_engine(args) as eng:
+        if eng.judge is None:
+            raise CliError("the update judge is off (the update_judge setting); nothing to do")
+        found = eng.rejudge(apply=args.apply, space=space)
+        name = eng.judge.name
+    if args.json:
+        emit_json({"judge": name, "applied": args.apply, "proposals": [
+            {"older": p.older, "newer": p.newer, "older_text": p.older_text,
+             "newer_text": p.newer_text, "updates": round(p.updates, 4),
+             "review_id": p.review_id} for p in found]})
+        return 0
+    if not found:
+        print(f"the judge {name} finds no update the ledger does not already hold")
+        return 0
+    verb = "put in review" if args.apply else "would propose (run with --apply to review them)"
+    print(f"the judge {name} {verb}: {len(found)}")
+    for p in found:
+        where = f" → review #{p.review_id}" if p.review_id else ""
+        print(f"  #{p.older} “{p.older_text[:70]}”\n    may be updated by #{p.newer}"
+              f" “{p.newer_text[:70]}” (updates {p.updates:.2f}){where}")
     return 0
 
 
@@ -664,7 +707,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
             emit_json({"dry_run": True, **res.to_dict()})
             return 0
     print("dry run: nothing was written; `memstrata ingest` would do this:")
-    print_understood(res, args.text, dry_run=True, old_values=olds)
+    print_understood(res, args.text, dry_run=True, old_values=olds, judged=True)
     return 0
 
 
@@ -675,13 +718,15 @@ def understood() -> Any:
 
 
 def print_understood(res: Any, text: str, *, dry_run: bool = False,
-                     old_values: dict[int, str | None] | None = None) -> None:
-    """Each sentence quoted once, then what became of it (see `understood.render`)."""
+                     old_values: dict[int, str | None] | None = None,
+                     judged: bool = False) -> None:
+    """Each sentence quoted once, then what became of it (see `understood.render`); with
+    `judged`, each candidate the update judge read and what it decided."""
     u = understood()
     outcomes = u.by_sentence(res, text)
     if not outcomes:
         print("no statements found (questions and code blocks are not stored)")
-    for line in u.render(outcomes, dry_run=dry_run, old_values=old_values):
+    for line in u.render(outcomes, dry_run=dry_run, old_values=old_values, judged=judged):
         print(line)
 
 
@@ -1474,6 +1519,7 @@ COMMANDS = {
     "quarantine": cmd_quarantine, "forget": cmd_forget, "purge": cmd_purge,
     "export": cmd_export,
     "import": cmd_import, "push": cmd_push, "pull": cmd_pull, "reindex": cmd_reindex,
+    "rejudge": cmd_rejudge,
     "redact": cmd_redact, "hold": cmd_hold, "release": cmd_release, "contest": cmd_contest,
     "label": cmd_label, "expire": cmd_expire, "audit": cmd_audit,
     "vocab": cmd_vocab, "stats": cmd_stats,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -12,6 +13,10 @@ from typing import Any
 from urllib.parse import urlparse
 
 from . import paths
+from .engine.understand.judge import default_thresholds
+
+log = logging.getLogger(__name__)
+_JUDGE = default_thresholds()  # the thresholds measured with the shipped model
 
 
 class SettingsError(ValueError):
@@ -95,6 +100,36 @@ def apply_governance(engine: Any, settings: Any) -> None:
     engine.authority_order = parse_authority_order(str(settings.get("authority_order")))
     engine.retention = parse_retention(str(settings.get("retention")))
     engine.hybrid = settings.get("retrieval") == "hybrid"
+    apply_judge(engine, settings)
+
+
+def apply_judge(engine: Any, settings: Any) -> None:
+    """The `update_judge` backend and its thresholds, in force on `engine`. An Ollama judge
+    that does not answer leaves the built-in one in place (and says so in the log)."""
+    from .engine.types import EngineError
+    from .engine.understand.judge import Thresholds
+
+    spec = str(settings.get("update_judge"))
+    current = getattr(engine.judge, "name", None)
+    if spec != "off" and spec.startswith("ollama:") and current == spec:
+        pass
+    else:
+        try:
+            engine.use_judge(spec)
+        except EngineError as e:
+            log.warning("update judge %s unavailable (%s); using the built-in judge", spec, e)
+            engine.use_judge("builtin")
+    engine.judge_thresholds = Thresholds(float(settings.get("judge_supersede")),
+                                         float(settings.get("judge_review")),
+                                         float(settings.get("judge_veto")))
+
+
+def _judge_backend(v: Any) -> str:
+    s = str(v).strip()
+    if s in ("builtin", "off") or (s.startswith("ollama:") and len(s) > len("ollama:")):
+        return s
+    raise ValueError('must be "builtin" (the shipped model), "off" (the rules alone) or'
+                     ' "ollama:MODEL"')
 
 
 def _retrieval(v: Any) -> str:
@@ -170,6 +205,20 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("judge_threshold", 0.8,
             "New prose at least this similar (cosine) to an active fact is put to the "
             "extraction model as a possible update of it.", _range(0.0, 1.0, float)),
+    Setting("update_judge", "builtin",
+            'What decides that a new statement updates an older one where the rules cannot: '
+            '"builtin" (the shipped model, on the CPU), "off" (the rules alone) or '
+            '"ollama:MODEL" (your Ollama model, on your GPU).', _judge_backend),
+    Setting("judge_supersede", _JUDGE.supersede,
+            "The judge retires an older fact when it is at least this sure the new statement"
+            " updates it (measured for precision on held-out writers).",
+            _range(0.5, 1.0, float)),
+    Setting("judge_review", _JUDGE.review,
+            "Between this and the retire threshold, the statement waits in the review queue"
+            " showing the fact it would retire.", _range(0.0, 1.0, float)),
+    Setting("judge_veto", _JUDGE.veto,
+            "A rule retirement the judge reads as compatible at least this surely goes to"
+            " review instead.", _range(0.5, 1.0, float)),
     Setting("audit_log_days", 30,
             "Days the injection log keeps each served request (which facts were injected, "
             "which were left out as stale); 0 keeps no log.", _range(0, 3650, int)),

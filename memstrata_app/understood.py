@@ -47,6 +47,8 @@ def method_label(method: str | None) -> str:
         words = _METHOD_WORDS[base]
     elif kind == "llm" and name:
         words = f"model {name}"
+    elif kind == "judge" and name:
+        words = f"update judge ({name})"
     elif name:
         first, *rest = name.replace("_", " ").replace("-", " ").split(":")
         if rest:
@@ -179,10 +181,22 @@ def quote(sentence: str) -> str:
     return f"“{sentence.strip()}”"
 
 
+def judged_lines(a: Any, indent: str = "  ") -> list[str]:
+    """The update judge's reading of each candidate beside the statement, and the decision."""
+    out = []
+    for j in getattr(a, "judged", ()):
+        where = f"#{int(j.assertion_id)}" if int(j.assertion_id) else "(batch)"
+        text = j.text if len(j.text) <= 60 else j.text[:59] + "…"
+        out.append(f"{indent}  judged {where} “{text}”: updates {j.updates:.2f} · restates"
+                   f" {j.restates:.2f} · compatible {j.compatible:.2f} → {j.decision}")
+    return out
+
+
 def render(outcomes: list[SentenceOutcome], *, dry_run: bool = False,
            old_values: Mapping[int, str | None] | None = None, indent: str = "  ",
-           quote_sentences: bool = True) -> list[str]:
-    """Plain-text lines: each sentence quoted once, then one aligned line per action."""
+           quote_sentences: bool = True, judged: bool = False) -> list[str]:
+    """Plain-text lines: each sentence quoted once, then one aligned line per action (and,
+    with `judged`, what the update judge read beside it)."""
     acts = [a for o in outcomes for a in o.actions]
     id_w = max((len(id_text(a, dry_run)) for a in acts), default=0)
     key_w = min(max((len(key_text(a)) for a in acts), default=0), 48)
@@ -199,6 +213,8 @@ def render(outcomes: list[SentenceOutcome], *, dry_run: bool = False,
                     f"{key_text(a):<{key_w}}")
             line = f"{line}   ({'; '.join(extra)})" if extra else line
             lines.append(line.rstrip())
+            if judged:
+                lines.extend(judged_lines(a, indent))
     return lines
 
 

@@ -53,6 +53,10 @@ def main(argv: list[str] | None = None) -> int:
         from memstrata_app.bench import conversations_report
 
         return int(conversations_report.main(args[1:]) or 0)
+    if args and args[0] == "judge":
+        from memstrata_app.bench import judge
+
+        return int(judge.main(args[1:]) or 0)
     if args and args[0] == "governance":
         from memstrata_app.bench import governance
 

@@ -189,7 +189,12 @@ def load_set(name: str, family: str | None = None, limit: int | None = None,
              root: Path | None = None) -> list[Case]:
     """One set's cases; `family` filters, `limit` keeps the first N per family."""
     root = root or DATA
-    if name == "stories":
+    given = Path(name).expanduser()
+    if name not in SETS and given.is_dir():  # a folder of stories (NAME.tsv + probes)
+        cases = [load_story(p) for p in sorted(given.glob("*.tsv"))]
+    elif name not in SETS and given.suffix == ".json" and given.is_file():
+        cases = load_items(given)
+    elif name == "stories":
         cases = [load_story(p) for p in sorted((root / "stories").glob("*.tsv"))]
     elif name in ITEM_SETS:
         cases = load_items(root / "conversations" / f"{name}.json")
@@ -331,14 +336,20 @@ def settle_model_claims(eng: Any, ex: Extractor) -> None:
 
 
 def run_case(case: Case, emb: CachedEmbedder, folder: Path, k: int = 5,
-             extractor: Extractor | None = None, hybrid: bool = True) -> dict[str, Any]:
+             extractor: Extractor | None = None, hybrid: bool = True,
+             judge: Any = "auto") -> dict[str, Any]:
     """Replay one case into a fresh ledger and the plain store; score every probe."""
     from memstrata_app.engine import MemoryEngine
 
     base = PlainStore(emb)
     base.load_turns(case.turns)
     safe = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in case.id)
-    with MemoryEngine.open(folder / f"{safe}.db", embedder=emb) as eng:
+    thresholds = None
+    if isinstance(judge, tuple):  # (judge, Thresholds): other thresholds than the model's
+        judge, thresholds = judge
+    with MemoryEngine.open(folder / f"{safe}.db", embedder=emb, judge=judge) as eng:
+        if thresholds is not None:
+            eng.judge_thresholds = thresholds
         eng.hybrid = hybrid
         if extractor is not None:
             eng.enable_llm_tier(extractor.model, host=extractor.host)
@@ -392,13 +403,13 @@ def summarize(results: Iterable[dict[str, Any]]) -> dict[str, Any]:
 
 def run_set(name: str, emb: CachedEmbedder, family: str | None = None, limit: int | None = None,
             k: int = 5, log: Log = lambda _m: None, extractor: Extractor | None = None,
-            hybrid: bool = True) -> dict[str, Any]:
+            hybrid: bool = True, judge: Any = "auto") -> dict[str, Any]:
     """Every case of one set: per-family (or per-story) summaries, totals and details."""
     cases = load_set(name, family, limit)
     emb.warm([t for c in cases for _, t in c.turns] + [p.q for c in cases for p in c.probes])
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix=f"memstrata-conv-{name}-") as tmp:
-        results = [run_case(c, emb, Path(tmp), k, extractor, hybrid) for c in cases]
+        results = [run_case(c, emb, Path(tmp), k, extractor, hybrid, judge) for c in cases]
     log(f"conversations/{name}: {len(cases)} cases in {time.perf_counter() - t0:.1f} s")
     families: dict[str, list[dict[str, Any]]] = {}
     for r in results:
@@ -415,16 +426,17 @@ def run_set(name: str, emb: CachedEmbedder, family: str | None = None, limit: in
 
 def run_sets(emb: CachedEmbedder, sets: Sequence[str] | None = None, family: str | None = None,
              limit: int | None = None, k: int = 5, log: Log = lambda _m: None,
-             extractor: Extractor | None = None, hybrid: bool = True) -> dict[str, Any]:
+             extractor: Extractor | None = None, hybrid: bool = True,
+             judge: Any = "auto") -> dict[str, Any]:
     """The named sets (default: all on disk) and the grand totals; `hybrid=False` reads
-    by cosine alone."""
+    by cosine alone; `judge="off"` decides by the rules alone."""
     names = list(sets) if sets is not None else available_sets()
     out: dict[str, Any] = {"k": k, "limit_per_family": limit, "sets": {},
                            "extractor": (f"llm:{extractor.model}" + (" (all approved)"
                                          if extractor.approve else "")) if extractor else None}
     for n in names:
         try:
-            out["sets"][n] = run_set(n, emb, family, limit, k, log, extractor, hybrid)
+            out["sets"][n] = run_set(n, emb, family, limit, k, log, extractor, hybrid, judge)
         except (ConversationDataError, json.JSONDecodeError, OSError) as e:
             log(f"conversations/{n}: skipped, {e}")
             out["sets"][n] = {"error": f"{type(e).__name__}: {e}"}

@@ -6,6 +6,7 @@ import argparse
 import json
 import os
 import sys
+from pathlib import Path
 from typing import Any
 
 HEADER = ["items", "probes", "baseline pass", "engine pass", "false retirements",
@@ -132,9 +133,16 @@ def main(argv: list[str] | None = None) -> int:
         prog="memstrata bench conversations",
         description="Replay chat histories into fresh ledgers and probe them (engine vs plain "
                     "cosine); count false and missed retirements.")
-    ap.add_argument("--set", choices=["stories", "dev", "heldout", "heldout2", "all"],
-                    default="all",
-                    help="which set (default: all on disk)")
+    ap.add_argument("--set", default="all", metavar="SET",
+                    help="which set: stories, dev, heldout, heldout2, all (default: all on"
+                         " disk), or a folder of stories (NAME.tsv + NAME_probes.json) or a"
+                         " .json file of items")
+    ap.add_argument("--judge", choices=("on", "off"), default="on",
+                    help="the update judge on (the default) or off (the rules alone)")
+    ap.add_argument("--supersede", type=float, metavar="P",
+                    help="the judge's retire threshold (default: the one measured with it)")
+    ap.add_argument("--review", type=float, metavar="P",
+                    help="the judge's review threshold (default: the one measured with it)")
     ap.add_argument("--family", help="only items of this family (or this story)")
     ap.add_argument("--json", action="store_true", help="print the JSON result")
     ap.add_argument("--verbose", action="store_true",
@@ -155,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     from memstrata_app.engine.embedders import resolve_embedder
 
-    from .conversations import available_sets, run_sets
+    from .conversations import SETS, available_sets, run_sets
     from .systems import CachedEmbedder
 
     extractor = None
@@ -166,15 +174,38 @@ def main(argv: list[str] | None = None) -> int:
                   "Nothing measured; start Ollama (OLLAMA_HOST) with the model pulled.")
             return 0
     sets = available_sets() if args.set == "all" else [args.set]
+    for name in sets:
+        if name not in SETS and not Path(name).expanduser().exists():
+            ap.error(f"unknown set {name!r}: one of {', '.join(SETS)}, or a folder or file")
     log = (lambda m: None) if args.json else (lambda m: print(f"[bench] {m}", file=sys.stderr))
     emb = CachedEmbedder(resolve_embedder(args.embedder))
-    conv = run_sets(emb, sets, args.family, args.limit, args.k, log, extractor)
+    judge: Any = "auto" if args.judge == "on" else "off"
+    if args.judge == "on" and (args.supersede is not None or args.review is not None):
+        from dataclasses import replace
+
+        from memstrata_app.engine.understand.judge import builtin_judge, default_thresholds
+
+        base = default_thresholds()
+        th = replace(base, **{k: v for k, v in (("supersede", args.supersede),
+                                                ("review", args.review)) if v is not None})
+        judge = (builtin_judge(), th)
+    conv = run_sets(emb, sets, args.family, args.limit, args.k, log, extractor, judge=judge)
     if args.json:
-        print(json.dumps({"embedder": emb.name, **conv}, indent=2, default=str))
+        print(json.dumps({"embedder": emb.name, "judge": args.judge, **conv}, indent=2,
+                         default=str))
     else:
-        print(f"embedder: {emb.name}")
+        print(f"embedder: {emb.name}; update judge: {judge_name(args.judge)}")
         print(text(conv, args.verbose))
     return 0
+
+
+def judge_name(on: str) -> str:
+    if on == "off":
+        return "off (the rules alone)"
+    from memstrata_app.engine.understand.judge import builtin_judge
+
+    j = builtin_judge()
+    return j.name if j is not None else "not installed (the rules alone)"
 
 
 def extractor_for(spec: str, approve: bool) -> tuple[Any, str | None]:

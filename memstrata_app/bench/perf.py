@@ -148,7 +148,7 @@ def visibility_ms(target: Path | str, emb: PrecomputedEmbedder, n: int) -> tuple
 def write_rate(items: list, emb: PrecomputedEmbedder, path: Path | str) -> float:
     """Statements per second for one bulk ingest into a fresh ledger at `path` (parsing,
     understanding and the write path; vectors precomputed)."""
-    with MemoryEngine.open(path, embedder=emb) as eng:
+    with MemoryEngine.open(path, embedder=emb, judge="off") as eng:  # the rules alone
         t = time.perf_counter()
         eng.ingest_many(items, source="bench")
         return len(items) / (time.perf_counter() - t)
@@ -223,13 +223,18 @@ def run_size(n: int, seed: int, queries: int, ledgers: Ledgers, runs: int,
     }
 
 
-def end_to_end_turns(turns: int, seed: int, ledgers: Ledgers, model: Any = None) -> float:
-    """Turns per second through ingest_many with the real embedder (local by default)."""
+def end_to_end_turns(turns: int, seed: int, ledgers: Ledgers, model: Any = None,
+                     judge: Any = "auto") -> tuple[float, int, float]:
+    """(turns per second, pairs judged, judge ms in all) through ingest_many with the real
+    embedder (local by default), with the update judge (default) or without it."""
     texts = statements(turns, seed + 7)
-    with MemoryEngine.open(ledgers("e2e"), embedder=model or shared_local_embedder()) as eng:
+    name = "e2e" if judge == "auto" else "e2e-rules"
+    with MemoryEngine.open(ledgers(name), embedder=model or shared_local_embedder(),
+                           judge=judge) as eng:
         t = time.perf_counter()
         eng.ingest_many(texts, source="bench")
-        return turns / (time.perf_counter() - t)
+        rate = turns / (time.perf_counter() - t)
+        return rate, eng.judge_pairs, sum(ms for _, ms in eng.metrics.samples("judge"))
 
 
 def _dt(ts: float):
@@ -283,7 +288,8 @@ def main(argv: list[str] | None = None) -> int:
         else:
             print("ledger: SQLite files in a temp folder")
         try:
-            turns_s = end_to_end_turns(args.turns, args.seed, ledgers, model)
+            turns_s, pairs, judge_ms = end_to_end_turns(args.turns, args.seed, ledgers, model)
+            rules_s = end_to_end_turns(args.turns, args.seed, ledgers, model, judge="off")[0]
             rows = [run_size(n, args.seed, args.queries, ledgers, args.runs, model)
                     for n in sizes]
         finally:
@@ -303,8 +309,10 @@ def main(argv: list[str] | None = None) -> int:
           "retrieve (hybrid, the default) and vector-only: the same "
           f"{args.queries} queries on the same ledger, interleaved, p50/p95; search: the "
           "vector scan alone")
-    print(f"ingest end to end, batched, {model.name}: {turns_s:,.0f} turns/s "
-          f"({args.turns} turns)")
+    print(f"ingest end to end, batched, {model.name}: {turns_s:,.0f} turns/s with the update"
+          f" judge, {rules_s:,.0f} turns/s with the rules alone (ratio {turns_s / rules_s:.2f};"
+          f" {args.turns} turns); the judge read {pairs:,} pairs"
+          f" ({pairs / max(1e-9, judge_ms / 1000):,.0f} pairs/s, candidates included)")
     if args.db:
         for r in rows:
             print(f"written by one client, retrievable by another @{r['facts']:,}: "

@@ -427,7 +427,8 @@ class GovernanceOps:
             except NotFound:
                 return {"id": i, "text": None, "erased": True}
             return {"id": i, "text": a.text or None, "erased": not a.text,
-                    "status": a.status.value, "key": a.key, "object": a.object}
+                    "status": a.status.value, "key": a.key, "object": a.object,
+                    "by_judge": "(judge " in (a.reason or "")}
 
         injected = [{**fact(i), "score": s} for i, s in json.loads(r[7])]
         filtered = [{**fact(i), "score": s, "retired_by": by}

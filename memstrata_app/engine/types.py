@@ -114,6 +114,27 @@ class Assertion:
 
 
 @dataclass(frozen=True, slots=True)
+class JudgedCandidate:
+    """One active fact the update judge read beside a new statement, and what came of it.
+
+    `decision`: "superseded" (retired by the judge), "review" (the statement waits in the
+    review queue), "veto" (a rule retirement the judge read as compatible: sent to review),
+    "kept" (below the thresholds: nothing), "rule" (the rules decided this pair)."""
+
+    assertion_id: AssertionId
+    text: str
+    updates: float
+    restates: float
+    compatible: float
+    decision: str
+
+    def to_dict(self) -> dict:
+        return {"assertion_id": int(self.assertion_id), "text": self.text,
+                "updates": round(self.updates, 4), "restates": round(self.restates, 4),
+                "compatible": round(self.compatible, 4), "decision": self.decision}
+
+
+@dataclass(frozen=True, slots=True)
 class IngestAction:
     """The outcome for one statement of an ingested text."""
 
@@ -128,9 +149,11 @@ class IngestAction:
     context: str | None = None
     method: str = ""
     reason: str = ""  # why this action, in words (value reference, review, note …)
+    judged: tuple[JudgedCandidate, ...] = ()  # what the update judge read, and decided
 
     def to_dict(self) -> dict:
         return {
+            "judged": [j.to_dict() for j in self.judged],
             "action": self.action.value,
             "assertion_id": int(self.assertion_id),
             "text": self.text,

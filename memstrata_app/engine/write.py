@@ -17,6 +17,7 @@ from . import lexical
 from .governance import DEFAULT_AUTHORITY_ORDER, RESTRICTED, authority_of, record_version
 from .index import IndexUpdate
 from .types import Action, AssertionId, Cardinality, Extraction, IngestAction, Status
+from .understand.judge import JudgedPair
 
 # Writes the row a decision asks for: (status, valid_from, valid_to, superseded_by) -> id.
 PlaceFn = Callable[[Status, float, "float | None", "int | None"], AssertionId]
@@ -39,6 +40,7 @@ class Statement:
     note: str = ""  # "note:hedge" / "note:plan": stored as a note, never keyed
     space: str = GLOBAL
     label: str = "normal"  # permission label (governance.py)
+    judged: tuple[JudgedPair, ...] = ()  # what the update judge read, before the write
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,7 +14,9 @@ from .embedders import Embedder, resolve_embedder
 from .extract import normalize_entity, normalize_object, normalize_relation, text_hash
 from .governance import authorities, authority_of, labels_of, outranks, strictest
 from .governance_ops import erased_hash
+from .judging import held_for, proposed_for
 from .privacy import flag_secret_rows, redact_record
+from .rejudge import settle
 from .store import COLUMNS, row_to_assertion
 from .timeutil import parse_time, to_ts
 from .types import (
@@ -265,6 +267,8 @@ class WriteOps:
         a = self._quarantined_row(assertion_id)
         if not a.text:
             raise EngineError(f"assertion {assertion_id} was erased; there is nothing to approve")
+        if held_for(a.reason) and not (subject or relation or object):
+            return self._approve_judged(a)
         vocab = self.vocabulary()
         tr = make_triple(subject or a.subject or "", relation or a.relation or "",
                          object or a.object or "", vocab, a.context, a.space)
@@ -317,6 +321,27 @@ class WriteOps:
 
         return self._run_write(job)
 
+    def _approve_judged(self, a: Assertion) -> IngestAction:
+        """A review item of the update judge: approving retires the facts it names (those
+        still open) in favour of the newer row it stands for."""
+        targets = held_for(a.reason)
+        newer = proposed_for(a.reason)
+        if newer is None:
+            raise EngineError(f"review item {a.id} names no statement to retire in favour of")
+
+        def job(conn: apsw.Connection) -> tuple[IngestAction, WriteContext, int]:
+            ctx = self._context(conn, {})
+            _ = self._quarantined_row(a.id, ctx)
+            t = to_ts(a.valid_from)
+            assert t is not None
+            retired = tuple(AssertionId(r) for r in settle(ctx, a.id, newer, targets, t))
+            return (IngestAction(Action.SUPERSEDED if retired else Action.REINFORCED,
+                                 AssertionId(newer), a.text, retired=retired,
+                                 confidence=a.confidence, method=a.method,
+                                 reason=a.reason or ""), ctx, self._bump(conn))
+
+        return self._run_write(job)
+
     def reject(self, assertion_id: int) -> Assertion:
         """Refuse a quarantined extraction; it stays in the ledger for audit."""
         self._quarantined_row(assertion_id)
@@ -336,6 +361,10 @@ class WriteOps:
     def would_retire(self, assertion_id: int) -> list[Assertion]:
         """What approving this quarantined extraction would close, as things stand."""
         a = self._quarantined_row(assertion_id)
+        held = held_for(a.reason)
+        if held:
+            return [r for r in (self.get(i) for i in held)
+                    if r.status in (Status.ACTIVE, Status.PLAIN)]
         if a.key is None:
             return []
         vocab = self.vocabulary()

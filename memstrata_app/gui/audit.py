@@ -246,7 +246,9 @@ class AuditView(QWidget):
                              + 2 * table.frameWidth() + 2)
         for i, f in enumerate(facts):
             by = f.get("retired_by")
-            last = (f"retired by #{by}" if by is not None else "—") if retired else f"#{f['id']}"
+            judged = " (update judge)" if f.get("by_judge") else ""
+            last = ((f"retired by #{by}{judged}" if by is not None else "—") if retired
+                    else f"#{f['id']}")
             text = fact_text(f)
             cells = (f"{float(f.get('score') or 0):.3f}", text, fact_key(f), last)
             for j, c in enumerate(cells):

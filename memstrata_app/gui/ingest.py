@@ -164,7 +164,7 @@ class IngestView(QWidget):
             self.results.insertItem(0, summary_line(o, old_values=old_values))
             item = self.results.item(0)
             item.setForeground(themed_status_color(ACTION_COLOURS.get(o.action, "superseded")))
-            detail = "\n".join(render([o], old_values=old_values))
+            detail = "\n".join(render([o], old_values=old_values, judged=True))
             item.setToolTip(f"<pre>{html.escape(detail)}</pre>")  # the CLI's aligned lines
         if not outcomes:
             self.results.insertItem(0, "Nothing stored: no statements found")

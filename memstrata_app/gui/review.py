@@ -82,6 +82,16 @@ def why_in_review(a: Any) -> str:
     if reason == "removal":
         return ("<b>Proposed removal.</b> The sentence says a value no longer holds; "
                 f"the extraction's confidence ({conf}) was below the quarantine threshold.")
+    if reason.startswith("judge:"):
+        model, _, rest = reason[len("judge:"):].partition(" ")
+        head = rest.split(" — ")[0]
+        if "still true" in head:
+            return (f"<b>The update judge disagrees with a rule.</b> A rule would retire the "
+                    f"fact listed below, but the judge ({html.escape(model)}) "
+                    f"{html.escape(head)}. Approving retires it; rejecting keeps both.")
+        return (f"<b>The update judge is not sure.</b> The judge ({html.escape(model)}) "
+                f"{html.escape(head)}: below its threshold for retiring on its own. "
+                "Approving retires the fact listed below; rejecting keeps it current.")
     if method.startswith("llm:"):
         return (f"<b>Proposed by the model {html.escape(method[4:])}.</b> Extractions by a "
                 f"language model always wait for review (confidence capped at {conf}).")

@@ -312,10 +312,21 @@ class MainWindow(QMainWindow):
             return
         self._background_started = True
         self.client.warm_up()
+        self.client.call("rejudge", lambda e: e.rejudge_on_upgrade(), self._on_rejudged,
+                         lambda _e: None, writes=("ledger",))
         self._probe_ollama()  # the Models tab and the tray's GPU line
         self._ollama_timer.start()
         if self.state.settings.get("start_endpoint") and self.endpoint.available:
             self.endpoint.start()
+
+    def _on_rejudged(self, found: Any) -> None:
+        """A judge new to this ledger read it: say what it proposes (the Review tab)."""
+        if found:
+            n = len(found)
+            self.statusBar().showMessage(
+                f"The update judge read this ledger and proposes {n} retirement"
+                f"{'s' if n != 1 else ''} for review (Review tab); nothing was retired.", 15000)
+            self.review.reload()
 
     def _refresh_stats(self) -> None:
         def shown(st: dict[str, Any]) -> None:

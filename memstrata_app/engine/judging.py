@@ -1,0 +1,228 @@
+"""The update judge on the write path: what it decides, inside the writer's transaction.
+
+The verdicts are computed before the transaction (MemoryEngine._judge_prepared: each new
+statement beside its nearest active sentences in the same space, batched). Here, after the
+rules have written a statement, each verdict becomes an action:
+
+- P(updates) ≥ `supersede`: the candidate's rows are retired (`superseded_by` the new row;
+  the new row's method is `judge:<model>`, its confidence the probability);
+- `review` ≤ P(updates) < `supersede` (or a sentence of several facts where the new statement
+  does not single one out): a review item proposes retiring the candidate; the new statement
+  is stored and served meanwhile, the candidate stays current until a reviewer approves;
+- a rule retirement the judge reads as compatible (P(compatible) ≥ `veto`) is undone and goes
+  to review instead: the judge as a second pair of eyes.
+
+Rules still decide what they key on both sides; the judge only adds retirements the keys
+could not see, and vetoes. A late statement (older than what it would retire) retires
+nothing here.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+
+import numpy as np
+
+from .types import Action, AssertionId, IngestAction, JudgedCandidate, Status
+from .understand.judge import JudgedPair, Thresholds, Verdict
+from .write import Statement, WriteContext, close_row, insert_row
+
+JUDGE_REVIEW = "judge:"  # the reason of a review item of the judge starts so
+PROPOSED = "proposed for #"  # …and names the open row it stands for
+MAX_PROPOSALS = 2  # review items one statement may raise
+_IDS = re.compile(r"#(\d+)")
+_FOR = re.compile(re.escape(PROPOSED) + r"(\d+)")
+# actions whose row is this statement's own, open row
+_OWN = (Action.NOVEL, Action.SUPERSEDED, Action.PROSE, Action.RETRACTED)
+
+Rejudge = Callable[[Sequence[tuple[str, str]]], list[Verdict]]
+
+
+def _open_rows(ctx: WriteContext, text_hash: str, space: str, t: float,
+               exclude: set[int]) -> list[tuple[int, str | None]]:
+    rows = ctx.q("SELECT id, subject_norm FROM assertions WHERE text_hash=? AND space=?"
+                 " AND status IN ('active','plain') AND valid_from <= ?"
+                 " AND (valid_to IS NULL OR valid_to > ?)", (text_hash, space, t, t))
+    return [(int(r[0]), r[1]) for r in rows if int(r[0]) not in exclude]
+
+
+def _meant(rows: list[tuple[int, str | None]], sentence: str) -> list[int] | None:
+    """Of a sentence's rows (one per fact it states), those the new statement is about: the
+    one row of a one-fact sentence; of several, those whose subject it names when that
+    singles some out; None when it does not (a reviewer decides)."""
+    if len(rows) == 1:
+        return [rows[0][0]]
+    low = sentence.lower()
+    named = [rid for rid, subj in rows if subj and subj.replace("_", " ") in low]
+    return named if 0 < len(named) < len(rows) else None
+
+
+def apply_judgement(ctx: WriteContext, st: Statement, acts: list[IngestAction],
+                    th: Thresholds, name: str, rejudge: Rejudge | None) -> list[IngestAction]:
+    """Turn the statement's verdicts into retirements, a review hold or a veto."""
+    own = [int(a.assertion_id) for a in acts if a.action in _OWN]
+    if not own or any(a.action is Action.HISTORY for a in acts):
+        return acts
+    t = float(ctx.q("SELECT valid_from FROM assertions WHERE id=?", (own[0],))[0][0])
+    rule_retired = {int(i) for a in acts for i in a.retired}
+    judged: list[JudgedCandidate] = []
+    by_hash = {p.text_hash: p for p in st.judged}
+
+    # 1. the second pair of eyes over the rules' retirements
+    vetoed: list[tuple[int, Verdict]] = []
+    if rule_retired:
+        rows = ctx.q(f"SELECT id, text, text_hash FROM assertions WHERE id IN"
+                     f" ({','.join('?' * len(rule_retired))})", tuple(rule_retired))
+        missing = [(int(r[0]), str(r[1])) for r in rows if r[2] not in by_hash and r[1]]
+        extra = dict(zip([rid for rid, _ in missing],
+                         rejudge([(txt, st.sentence) for _, txt in missing]) if rejudge
+                         and missing else [], strict=False))
+        for rid, txt, h in rows:
+            v = by_hash[h].verdict if h in by_hash else extra.get(int(rid))
+            if v is None:
+                continue
+            if v.compatible >= th.veto:
+                vetoed.append((int(rid), v))
+            judged.append(JudgedCandidate(AssertionId(int(rid)), str(txt), v.updates,
+                                          v.restates, v.compatible,
+                                          "veto" if v.compatible >= th.veto else "rule"))
+    proposals: list[tuple[list[int], Verdict, str]] = []
+    if vetoed:
+        for rid, v in vetoed:
+            _reopen(ctx, rid)
+            proposals.append(([rid], v, f"reads #{rid} as still true (compatible"
+                                        f" {v.compatible:.2f}); a rule would retire it"))
+        rule_retired -= {rid for rid, _ in vetoed}
+
+    # 2. retirements the keys could not see; a sentence whose fact the rules already
+    #    changed keeps its other facts (one fact, one validity)
+    rule_hashes = {str(r[0]) for r in ctx.q(
+        f"SELECT text_hash FROM assertions WHERE id IN ({','.join('?' * len(rule_retired))})",
+        tuple(rule_retired))} if rule_retired else set()
+    retired: list[int] = []
+    best_p, best_reason = 0.0, ""
+    later = [p for p in st.judged if p.later]
+    if later:
+        acts = _file_late(ctx, st, acts, own, t, later, th, name)
+        if any(a.action is Action.HISTORY for a in acts):
+            return acts
+    for pair in sorted(st.judged, key=lambda p: -p.verdict.updates):
+        v = pair.verdict
+        if pair.text_hash == st.text_hash or pair.later:
+            continue
+        rows = [] if pair.text_hash in rule_hashes else _open_rows(
+            ctx, pair.text_hash, st.space, t, set(own))
+        decision = "rule" if pair.text_hash in rule_hashes else "kept"
+        meant = _meant(rows, st.sentence) if rows else None
+        if rows and v.updates >= th.supersede and meant:
+            for rid in meant:
+                close_row(ctx, rid, t, own[0], f"superseded by #{own[0]} (judge {name}:"
+                          f" updates {v.updates:.2f})", Status.SUPERSEDED)
+                retired.append(rid)
+            decision = "superseded"
+            if v.updates > best_p:
+                best_p = v.updates
+                best_reason = (f"judge {name}: updates {v.updates:.2f} —"
+                               f" {_quote(pair.text)}")
+        elif rows and v.updates >= th.review and len(proposals) < MAX_PROPOSALS:
+            # not sure enough, or a sentence of several facts and not which one: a reviewer
+            # decides; the statement itself is stored and served meanwhile
+            targets = meant or [rid for rid, _ in rows]
+            proposals.append((targets, v, f"may retire {_ids(targets)} (updates"
+                                          f" {v.updates:.2f})"))
+            decision = "review"
+        judged.append(JudgedCandidate(AssertionId(rows[0][0] if rows else 0), pair.text,
+                                      v.updates, v.restates, v.compatible, decision))
+    notes = [f"review #{propose(ctx, st, own[0], targets, v, name, words)}: the judge"
+             f" {words}" for targets, v, words in proposals]
+    first = acts.index(next(a for a in acts if int(a.assertion_id) == own[0]))
+    a = acts[first]
+    if retired:
+        ctx.conn.execute(f"UPDATE assertions SET method=?, confidence=?, reason=? WHERE id IN"
+                         f" ({','.join('?' * len(own))})",
+                         (f"judge:{name}", round(best_p, 4), best_reason, *own))
+        a = replace(a, action=Action.SUPERSEDED, retired=(*a.retired, *map(AssertionId, retired)),
+                    method=f"judge:{name}", confidence=best_p, reason=best_reason)
+    if vetoed:
+        a = replace(a, action=Action.NOVEL if not (set(map(int, a.retired)) - {
+            rid for rid, _ in vetoed}) else a.action, retired=tuple(
+            r for r in a.retired if int(r) not in {rid for rid, _ in vetoed}))
+    if notes:
+        a = replace(a, reason="; ".join(x for x in (a.reason, *notes) if x))
+    return [*acts[:first], replace(a, judged=tuple(judged)), *acts[first + 1:]]
+
+
+def _file_late(ctx: WriteContext, st: Statement, acts: list[IngestAction], own: list[int],
+               t: float, later: list[JudgedPair], th: Thresholds,
+               name: str) -> list[IngestAction]:
+    """A late statement that a sentence said after it updates: it is filed into history
+    (valid until that sentence), and retires nothing."""
+    best = max(later, key=lambda p: p.verdict.updates)
+    if best.verdict.updates < th.supersede:
+        return acts
+    succ = ctx.q("SELECT id, valid_from FROM assertions WHERE text_hash=? AND space=? AND"
+                 " status IN ('active','plain','superseded') AND valid_from > ?"
+                 " ORDER BY valid_from LIMIT 1", (best.text_hash, st.space, t))
+    if not succ:
+        return acts
+    sid, svf = int(succ[0][0]), float(succ[0][1])
+    why = f"judge {name}: updates {best.verdict.updates:.2f} — {_quote(best.text)}"
+    for rid in own:
+        close_row(ctx, rid, svf, sid, f"superseded by #{sid} (judge {name}: history,"
+                  f" updates {best.verdict.updates:.2f})", Status.SUPERSEDED)
+    cand = JudgedCandidate(AssertionId(sid), best.text, best.verdict.updates,
+                           best.verdict.restates, best.verdict.compatible, "history")
+    return [replace(a, action=Action.HISTORY, reason=why, judged=(cand,))
+            if int(a.assertion_id) in own else a for a in acts]
+
+
+def _ids(rows: Sequence[int]) -> str:
+    return ", ".join(f"#{r}" for r in rows)
+
+
+def propose(ctx: WriteContext, st: Statement | None, newer: int, targets: Sequence[int],
+            v: Verdict, name: str, words: str, vector: np.ndarray | None = None) -> int:
+    """A review item: retiring `targets` in favour of the open row `newer`. It is a
+    quarantined copy of the newer sentence (the review queue's unit); approving retires the
+    targets, rejecting keeps them; the newer row is served all along."""
+    src = ctx.q("SELECT text, text_hash, source, space, valid_from FROM assertions WHERE id=?",
+                (newer,))[0]
+    if vector is None:
+        vector = st.vector if st is not None else np.frombuffer(bytes(ctx.q(
+            "SELECT embedding FROM vectors WHERE rowid=?", (newer,))[0][0]), dtype=np.float32)
+    reason = (f"{JUDGE_REVIEW}{name} {words} — {PROPOSED}{newer} — approve to retire"
+              f" {_ids(targets)}")
+    ctx.space = str(src[3])
+    return int(insert_row(ctx, kind="fact", text=str(src[0]), text_hash=str(src[1]),
+                          source=str(src[2]), method=f"judge:{name}",
+                          confidence=round(max(v.updates, 1 - v.compatible), 4),
+                          status=Status.QUARANTINED, valid_from=float(src[4]), valid_to=None,
+                          vector=vector, reason=reason))
+
+
+def held_for(reason: str | None) -> list[int]:
+    """The rows a review item of the judge would retire on approval (from its reason)."""
+    if not reason or not reason.startswith(JUDGE_REVIEW) or "approve to retire" not in reason:
+        return []
+    return [int(m) for m in _IDS.findall(reason.rsplit("approve to retire", 1)[1])]
+
+
+def proposed_for(reason: str | None) -> int | None:
+    """The newer row a judge's review item stands for."""
+    m = _FOR.search(reason or "")
+    return int(m.group(1)) if m else None
+
+
+def _quote(text: str, n: int = 80) -> str:
+    return f"“{text if len(text) <= n else text[:n - 1] + '…'}”"
+
+
+def _reopen(ctx: WriteContext, row_id: int) -> None:
+    """Undo a retirement made in this same transaction: the row is open again."""
+    key = ctx.q("SELECT key FROM assertions WHERE id=?", (row_id,))[0][0]
+    ctx.conn.execute("UPDATE assertions SET status=?, valid_to=NULL, superseded_by=NULL,"
+                     " retired_at=NULL, reason=NULL WHERE id=?",
+                     ("active" if key else "plain", row_id))
+    ctx.touch(row_id)

@@ -1,0 +1,121 @@
+"""`rejudge`: a new update judge read over a ledger that older code (or an older judge) wrote.
+
+Each open sentence is read beside the earlier open sentences nearest to it in its space (by
+cosine), as the write path would have read it. Where the judge finds an update the ledger
+does not hold, it *proposes*: a review item naming the fact it would retire (approving
+retires it, in favour of the newer sentence); it never retires anything on its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+
+from .judging import PROPOSED, held_for, propose
+from .types import EngineError, Status
+from .understand.judge import Verdict
+from .write import WriteContext, close_row
+
+
+@dataclass(frozen=True, slots=True)
+class Proposal:
+    older: int  # the open row the judge reads as updated
+    newer: int  # the later row that updates it
+    older_text: str
+    newer_text: str
+    updates: float
+    review_id: int | None = None  # the review item, once applied
+
+
+def find(eng: Any, space: str | None = None,
+         progress: Callable[[int, int], None] | None = None) -> list[Proposal]:
+    judge = eng.judge
+    if judge is None:
+        raise EngineError("rejudge needs the update judge (the update_judge setting is off)")
+    where, params = "", ()
+    if space is not None:
+        where, params = " AND a.space=?", (space,)
+    rows = eng._readers.query(
+        "SELECT a.id, a.text, a.text_hash, a.space, a.valid_from, v.embedding FROM assertions a"
+        " JOIN vectors v ON v.rowid = a.id WHERE a.status IN ('active','plain')"
+        " AND a.valid_to IS NULL AND a.text != ''" + where + " ORDER BY a.valid_from, a.id",
+        params)
+    first: dict[tuple[str, str], tuple] = {}
+    for r in rows:
+        first.setdefault((str(r[2]), str(r[3])), r)  # one row per sentence and space
+    by_space: dict[str, list[tuple]] = {}
+    for r in first.values():
+        by_space.setdefault(str(r[3]), []).append(r)
+    pairs: list[tuple[int, int, str, str]] = []
+    for group in by_space.values():
+        group.sort(key=lambda r: (r[4], r[0]))
+        vecs = np.stack([np.frombuffer(bytes(r[5]), dtype=np.float32) for r in group])
+        for i in range(1, len(group)):
+            sims = vecs[:i] @ vecs[i]
+            for j in np.argsort(-sims)[:eng.judge_candidates]:
+                if sims[j] < eng.judge_floor or group[j][4] >= group[i][4]:
+                    continue
+                pairs.append((int(group[j][0]), int(group[i][0]), str(group[j][1]),
+                              str(group[i][1])))
+    out: list[Proposal] = []
+    th = eng.judge_thresholds
+    for s in range(0, len(pairs), 256):
+        part = pairs[s:s + 256]
+        for (old, new, ot, nt), v in zip(part, judge.judge([(p[2], p[3]) for p in part]),
+                                         strict=True):
+            if v.updates >= th.review:
+                out.append(Proposal(old, new, ot, nt, v.updates))
+        if progress is not None:
+            progress(min(s + 256, len(pairs)), len(pairs))
+    best: dict[int, Proposal] = {}
+    for p in out:  # one proposal per older fact: its likeliest successor
+        if p.older not in best or p.updates > best[p.older].updates:
+            best[p.older] = p
+    return sorted(best.values(), key=lambda p: p.older)
+
+
+def propose_all(eng: Any, proposals: list[Proposal]) -> list[Proposal]:
+    """Put each proposal in the review queue (once: a standing one is not repeated)."""
+    name = getattr(eng.judge, "name", "judge")
+
+    def job(conn: Any) -> tuple[list[Proposal], WriteContext, int]:
+        ctx = eng._context(conn, {})
+        done = []
+        for p in proposals:
+            standing = ctx.q("SELECT status FROM assertions WHERE id IN (?, ?)",
+                             (p.older, p.newer))
+            if len(standing) < 2 or any(r[0] not in ("active", "plain") for r in standing):
+                continue
+            if any(p.older in held_for(r[0]) for r in ctx.q(
+                    "SELECT reason FROM assertions WHERE status='quarantined' AND reason LIKE ?",
+                    (f"%{PROPOSED}{p.newer} %",))):
+                continue
+            rid = propose(ctx, None, p.newer, [p.older], Verdict(p.updates, 0.0,
+                          1 - p.updates), name, f"may retire #{p.older} (updates"
+                          f" {p.updates:.2f}; rejudge)")
+            done.append(replace(p, review_id=rid))
+        return done, ctx, eng._bump(conn)
+
+    return eng._run_write(job)
+
+
+def settle(ctx: WriteContext, review_id: int, newer: int, targets: list[int],
+           t: float) -> list[int]:
+    """Approving a judge's review item: its targets are retired in favour of the newer row,
+    and the item itself (a copy of that sentence) is closed."""
+    retired = []
+    for rid in targets:
+        if ctx.q("SELECT 1 FROM assertions WHERE id=? AND status IN ('active','plain')",
+                 (rid,)):
+            close_row(ctx, rid, t, newer, f"superseded by #{newer} (approved in review)",
+                      Status.SUPERSEDED)
+            retired.append(rid)
+    ctx.conn.execute("UPDATE assertions SET status='rejected', retired_at=?, reason=?,"
+                     " reviewed_by=?, reviewed_at=? WHERE id=?",
+                     (ctx.now, f"approved in review: retired {', '.join(f'#{r}' for r in targets)}"
+                      f" in favour of #{newer}", ctx.author, ctx.now, review_id))
+    ctx.touch(review_id)
+    return retired

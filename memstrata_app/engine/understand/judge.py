@@ -1,0 +1,239 @@
+"""The update judge: reads an active fact beside a new statement and says whether the new one
+*updates* it (gives its slot another value, retires, renames or hands it over), *restates* it,
+or is *compatible* with it (both stay true).
+
+A cross-encoder fine-tuned from all-MiniLM-L6-v2 (scripts/train_judge.py), run with ONNX
+Runtime on the CPU: deterministic, offline, no LLM. Its files live in
+`memstrata_app/resources/judge/` (`judge.onnx`, `tokenizer.json`, `judge.json` with the
+version, the calibration temperature and the measured thresholds). Another backend (the
+Ollama tier) implements the same `Judge` protocol.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+
+from ..types import EngineError
+
+log = logging.getLogger(__name__)
+
+LABELS = ("updates", "restates", "compatible")
+UPDATES, RESTATES, COMPATIBLE = range(3)
+JUDGE_ENV = "MEMSTRATA_JUDGE_MODEL"
+MAX_TOKENS = 128  # a pair longer than this keeps each side's start (truncation: longest first)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The judge's calibrated probabilities for one (active fact, new statement) pair."""
+
+    updates: float
+    restates: float
+    compatible: float
+
+    @property
+    def label(self) -> str:
+        probs = (self.updates, self.restates, self.compatible)
+        return LABELS[int(np.argmax(probs))]
+
+    def __str__(self) -> str:
+        return (f"updates {self.updates:.2f} · restates {self.restates:.2f}"
+                f" · compatible {self.compatible:.2f}")
+
+
+@dataclass(frozen=True)
+class JudgedPair:
+    """A candidate active sentence and the judge's verdict on the new statement beside it,
+    computed before the write (outside the writer's transaction)."""
+
+    text_hash: str
+    text: str
+    score: float  # how the candidate was found: its retrieval score for the new statement
+    verdict: Verdict
+    later: bool = False  # the candidate was said after the statement (a late statement):
+    #                     the verdict reads the statement as the older line
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """Where a verdict turns into an action (settings; defaults measured on the calibration
+    writers for precision, see judge.json)."""
+
+    supersede: float = 0.9     # P(updates) at or above: retire the active fact
+    review: float = 0.6        # between review and supersede: hold for review
+    veto: float = 0.9          # P(compatible) at or above: a rule retirement goes to review
+
+
+class Judge(Protocol):
+    """`judge(active_fact, new_statement)` for many pairs at once."""
+
+    name: str  # recorded as the method: judge:<name>
+
+    def judge(self, pairs: Sequence[tuple[str, str]]) -> list[Verdict]: ...
+
+
+def judge_dir() -> Path:
+    env = os.environ.get(JUDGE_ENV)
+    if env:
+        return Path(env).expanduser()
+    return Path(__file__).resolve().parents[2] / "resources" / "judge"
+
+
+def judge_available(folder: Path | None = None) -> bool:
+    d = folder or judge_dir()
+    return (d / "judge.onnx").is_file() and (d / "judge.json").is_file()
+
+
+def default_thresholds(folder: Path | None = None) -> Thresholds:
+    """The thresholds recorded with the model (those measured at training time)."""
+    try:
+        meta = json.loads(((folder or judge_dir()) / "judge.json").read_text())
+    except (OSError, ValueError):
+        return Thresholds()
+    t = meta.get("thresholds") or {}
+    base = Thresholds()
+    return Thresholds(float(t.get("supersede", base.supersede)),
+                      float(t.get("review", base.review)), float(t.get("veto", base.veto)))
+
+
+class OnnxJudge:
+    """The built-in judge: the fine-tuned cross-encoder on ONNX Runtime, loaded on first use.
+
+    `threads`: ONNX Runtime's intra-op threads (default 2, measured best on 2 cores; one
+    inter-op thread). Calls are serialised by a lock: one session serves every caller."""
+
+    def __init__(self, folder: Path | None = None, threads: int | None = None,
+                 batch_size: int = 32):
+        self.folder = folder or judge_dir()
+        self.threads = threads or min(2, os.cpu_count() or 1)
+        self.batch_size = batch_size
+        self._session: Any = None
+        self._tokenizer: Any = None
+        self._lock = threading.Lock()
+        self.meta: dict[str, Any] = {}
+        self.temperature = 1.0
+        self.name = "unloaded"
+        self._read_meta()
+
+    def _read_meta(self) -> None:
+        try:
+            self.meta = json.loads((self.folder / "judge.json").read_text())
+        except (OSError, ValueError) as e:
+            raise EngineError(f"the update judge is missing from {self.folder}: {e}. Reinstall"
+                              " MemStrata, or train it with scripts/train_judge.py") from e
+        self.temperature = float(self.meta.get("temperature", 1.0))
+        self.name = str(self.meta.get("version", "unknown"))
+        labels = tuple(self.meta.get("labels", LABELS))
+        if labels != LABELS:
+            raise EngineError(f"the judge in {self.folder} answers {labels}, not {LABELS}")
+
+    @property
+    def loaded(self) -> bool:
+        return self._session is not None
+
+    def load(self) -> None:
+        with self._lock:
+            if self._session is not None:
+                return
+            import onnxruntime as ort
+            from tokenizers import Tokenizer
+
+            opts = ort.SessionOptions()
+            opts.intra_op_num_threads = self.threads
+            opts.inter_op_num_threads = 1
+            opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+            opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+            opts.log_severity_level = 3
+            self._session = ort.InferenceSession(str(self.folder / "judge.onnx"), opts,
+                                                 providers=["CPUExecutionProvider"])
+            tok = Tokenizer.from_file(str(self.folder / "tokenizer.json"))
+            tok.enable_truncation(MAX_TOKENS, strategy="longest_first")
+            tok.no_padding()
+            self._tokenizer = tok
+            self._inputs = {i.name for i in self._session.get_inputs()}
+            log.info("update judge %s loaded from %s", self.name, self.folder)
+
+    def logits(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
+        """Raw (uncalibrated) logits, one row per pair, in LABELS order."""
+        if not pairs:
+            return np.zeros((0, len(LABELS)), dtype=np.float32)
+        self.load()
+        out: list[np.ndarray] = []
+        # shortest first, so each batch pads little; results are put back in order
+        order = sorted(range(len(pairs)), key=lambda i: len(pairs[i][0]) + len(pairs[i][1]))
+        with self._lock:
+            encs = self._tokenizer.encode_batch([(pairs[i][0], pairs[i][1]) for i in order])
+            for s in range(0, len(encs), self.batch_size):
+                part = encs[s:s + self.batch_size]
+                width = max(len(e.ids) for e in part)
+                ids = np.zeros((len(part), width), dtype=np.int64)
+                mask = np.zeros_like(ids)
+                types = np.zeros_like(ids)
+                for r, e in enumerate(part):
+                    n = len(e.ids)
+                    ids[r, :n] = e.ids
+                    mask[r, :n] = 1
+                    types[r, :n] = e.type_ids
+                feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
+                feed = {k: v for k, v in feed.items() if k in self._inputs}
+                out.append(self._session.run(["logits"], feed)[0])
+        logits = np.concatenate(out, axis=0)
+        back = np.empty_like(logits)
+        back[order] = logits
+        return back
+
+    def probabilities(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
+        return softmax(self.logits(pairs) / self.temperature)
+
+    def judge(self, pairs: Sequence[tuple[str, str]]) -> list[Verdict]:
+        return [Verdict(float(p[0]), float(p[1]), float(p[2]))
+                for p in self.probabilities(pairs)]
+
+
+def softmax(z: np.ndarray) -> np.ndarray:
+    z = np.asarray(z, dtype=np.float64)
+    z = z - z.max(axis=1, keepdims=True)
+    e = np.exp(z)
+    return e / e.sum(axis=1, keepdims=True)
+
+
+_shared: OnnxJudge | None = None
+_shared_lock = threading.Lock()
+
+
+def resolve_judge(spec: str, host: str | None = None) -> tuple[Judge | None, str | None]:
+    """(judge, None) for "builtin" or "ollama:MODEL" when it can answer, else (None, why)."""
+    if spec in ("builtin", "auto"):
+        j = builtin_judge()
+        return (j, None) if j is not None else (
+            None, f"the built-in judge is not installed in {judge_dir()}"
+                  " (scripts/train_judge.py builds it)")
+    if spec.startswith("ollama:") and spec != "ollama:":
+        from .llm_tier import probe
+
+        model = spec.split(":", 1)[1]
+        why = probe(model, host)
+        if why:
+            return None, f"the Ollama judge cannot run: {why}"
+        from .judge_ollama import OllamaJudge
+
+        return OllamaJudge(model, host), None
+    return None, f"unknown judge backend {spec!r}: use builtin or ollama:MODEL"
+
+
+def builtin_judge() -> OnnxJudge | None:
+    """The process's one built-in judge (None where its files are missing)."""
+    global _shared
+    with _shared_lock:
+        if _shared is None and judge_available():
+            _shared = OnnxJudge()
+        return _shared
