@@ -187,11 +187,19 @@ def fit_temperature(logits: np.ndarray, y: np.ndarray) -> float:
     return round(best_t, 2)
 
 
+# precision the thresholds are chosen for, on the calibration writers' pairs (mined negatives
+# included): a retirement the judge makes on its own must be right 99 times in 100 there; a
+# review item, more often than not; a veto must never block a true update
+SUPERSEDE_PRECISION = 0.99
+REVIEW_PRECISION = 0.6
+VETO_PRECISION = 1.0
+
+
 def choose_thresholds(p: np.ndarray, y: np.ndarray) -> dict[str, float]:
-    """supersede: the lowest P(updates) above which every calibration pair is a true update
-    (no false retirement on the calibration writers), never below 0.8; review: the lowest at
-    which 3 in 4 flagged pairs are updates, never below 0.5; veto: the lowest P(compatible)
-    above which no true update is vetoed, never below 0.8."""
+    """supersede: the lowest P(updates) above which SUPERSEDE_PRECISION of the calibration
+    pairs are true updates, never below 0.8; review: the same at REVIEW_PRECISION, never below
+    0.5; veto: the lowest P(compatible) above which no true update is vetoed, never below 0.8.
+    Each is the lowest threshold at which precision still holds scanning down from 0.995."""
     def lowest(score: np.ndarray, good: np.ndarray, precision: float, floor: float) -> float:
         best = 0.995
         for t in np.arange(0.995, floor - 1e-9, -0.005):
@@ -201,9 +209,9 @@ def choose_thresholds(p: np.ndarray, y: np.ndarray) -> dict[str, float]:
             best = t
         return round(float(best), 3)
     upd, compat = p[:, 0], p[:, 2]
-    return {"supersede": lowest(upd, y == 0, 1.0, 0.8),
-            "review": lowest(upd, y == 0, 0.75, 0.5),
-            "veto": lowest(compat, y != 0, 1.0, 0.8)}
+    return {"supersede": lowest(upd, y == 0, SUPERSEDE_PRECISION, 0.8),
+            "review": lowest(upd, y == 0, REVIEW_PRECISION, 0.5),
+            "veto": lowest(compat, y != 0, VETO_PRECISION, 0.8)}
 
 
 def report(p: np.ndarray, y: np.ndarray) -> dict[str, dict[str, float]]:
@@ -217,6 +225,31 @@ def report(p: np.ndarray, y: np.ndarray) -> dict[str, dict[str, float]]:
                     "f1": round(2 * prec * rec / max(1e-9, prec + rec), 3),
                     "n": int((y == i).sum())}
     return out
+
+
+def calibration_set() -> list[jc.Pair]:
+    return with_mined(jc.split(jc.load_pairs())[1], 1)
+
+
+def figures_for(logits: np.ndarray, y: np.ndarray) -> dict[str, object]:
+    t = fit_temperature(logits, y)
+    p = softmax(logits / t)
+    return {"temperature": t, "per_label": report(p, y), "thresholds": choose_thresholds(p, y),
+            "accuracy": round(float((p.argmax(1) == y).mean()), 4)}
+
+
+def recalibrate(folder: Path) -> int:
+    """The shipped model's temperature and thresholds fitted again (same rule as training)."""
+    meta = json.loads((folder / "judge.json").read_text())
+    cal = calibration_set()
+    y = np.array([p.target for p in cal])
+    fig = figures_for(onnx_logits(folder / "judge.onnx", folder, cal), y)
+    meta["temperature"] = fig["temperature"]
+    meta["thresholds"] = fig["thresholds"]
+    meta.setdefault("calibration", {})[meta.get("precision", "int8")] = fig
+    (folder / "judge.json").write_text(json.dumps(meta, indent=2) + "\n")
+    log(f"recalibrated {folder}: T={fig['temperature']}, thresholds {fig['thresholds']}")
+    return 0
 
 
 def sha256(path: Path) -> str:
@@ -234,7 +267,12 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=13)
     ap.add_argument("--version", default=None, help="the model's name (default: from the date"
                     " and the corpus digest)")
+    ap.add_argument("--recalibrate", action="store_true",
+                    help="train nothing: fit the temperature and the thresholds of the model"
+                         " in --out again on the calibration writers, and rewrite judge.json")
     args = ap.parse_args()
+    if args.recalibrate:
+        return recalibrate(args.out)
     t_start = time.time()
     pairs = jc.load_pairs()
     train_pairs, cal_pairs = jc.split(pairs)
@@ -246,7 +284,7 @@ def main() -> int:
         f" training {len(train_pairs)}, calibration {len(cal_pairs)}"
         f" ({', '.join(jc.CALIBRATION_WRITERS)})")
     train_set = with_mined(train_pairs, args.mined)
-    cal_set = with_mined(cal_pairs, 1)
+    cal_set = calibration_set()
     log(f"with mined negatives: training {len(train_set)}, calibration {len(cal_set)}")
     model, tok = train(train_set, args)
     args.out.mkdir(parents=True, exist_ok=True)
@@ -259,15 +297,10 @@ def main() -> int:
     l32 = onnx_logits(f32, args.out, cal_set)
     l8 = onnx_logits(int8, args.out, cal_set)
     log(f"fp32 ONNX vs torch: max |logit diff| {np.abs(l32 - lt).max():.2e}")
-    temp = fit_temperature(l8, y)
-    figures = {}
+    figures: dict[str, dict[str, object]] = {}
     for name, lg in (("fp32", l32), ("int8", l8)):
-        t = fit_temperature(lg, y)
-        p = softmax(lg / t)
-        figures[name] = {"temperature": t, "per_label": report(p, y),
-                         "thresholds": choose_thresholds(p, y),
-                         "accuracy": round(float((p.argmax(1) == y).mean()), 4)}
-        log(f"{name}: accuracy {figures[name]['accuracy']}, T={t},"
+        figures[name] = figures_for(lg, y)
+        log(f"{name}: accuracy {figures[name]['accuracy']}, T={figures[name]['temperature']},"
             f" thresholds {figures[name]['thresholds']}")
     # int8 ships when it measures as good as fp32 on the calibration writers
     use = "int8" if figures["int8"]["accuracy"] >= figures["fp32"]["accuracy"] - 0.005 else "fp32"

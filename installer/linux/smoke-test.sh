@@ -34,6 +34,13 @@ out=$(run query "auth service port" --json); echo "$out"
 echo "$out" | grep -q "9090" || fail "query does not return 9090"
 echo "$out" | grep -q "8080" && fail "query returns the retired 8080"
 echo "== stats"; run stats
+echo "== the update judge (ONNX Runtime)"
+run ingest "The Dockerfile uses python 3.11." --at 2026-11-16
+out=$(run ingest -v "bumped the Dockerfile to python 3.12" --at 2026-11-25); echo "$out"
+echo "$out" | grep -q "judged #" || fail "the update judge read no candidate"
+out=$(run query "which python version does the Dockerfile use?" --json); echo "$out"
+echo "$out" | grep -q "python 3.12" || fail "query does not return python 3.12"
+echo "$out" | grep -q "python 3.11" && fail "query returns the retired python 3.11"
 echo "== static embedder (no torch) and exact terms"
 sdb="$tmp/static.db"
 run --db "$sdb" --create --embedder static ingest "parse_cfg reads the settings from the YAML file."

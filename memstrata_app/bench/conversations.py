@@ -26,7 +26,11 @@ from .systems import CachedEmbedder, VectorRag
 
 DATA = Path(__file__).parent / "data"
 ITEM_SETS = ("dev", "heldout", "heldout2")
-SETS = ("stories", *ITEM_SETS)
+# folders of stories (NAME.tsv + NAME_probes.json): the development stories, and "blind1",
+# eight histories written after the judge's training data was frozen, by writers who saw
+# neither the rules nor the corpus; never used for any choice (bench/data/blind1/README.md)
+STORY_SETS = ("stories", "blind1")
+SETS = (*STORY_SETS, *ITEM_SETS)
 FINAL_KINDS = ("active", "retired", "not_facts", "mixed")
 RETIRED = {"superseded", "retracted"}  # closed by a later statement or a removal
 REVIEW = {"quarantined"}  # waiting for a reviewer: not retrievable, retires nothing
@@ -181,7 +185,7 @@ def load_items(path: Path) -> list[Case]:
 def available_sets(root: Path | None = None) -> list[str]:
     """The sets whose files are on disk."""
     root = root or DATA
-    out = ["stories"] if any((root / "stories").glob("*_probes.json")) else []
+    out = [s for s in STORY_SETS if any((root / s).glob("*_probes.json"))]
     return out + [s for s in ITEM_SETS if (root / "conversations" / f"{s}.json").exists()]
 
 
@@ -194,8 +198,8 @@ def load_set(name: str, family: str | None = None, limit: int | None = None,
         cases = [load_story(p) for p in sorted(given.glob("*.tsv"))]
     elif name not in SETS and given.suffix == ".json" and given.is_file():
         cases = load_items(given)
-    elif name == "stories":
-        cases = [load_story(p) for p in sorted((root / "stories").glob("*.tsv"))]
+    elif name in STORY_SETS:
+        cases = [load_story(p) for p in sorted((root / name).glob("*.tsv"))]
     elif name in ITEM_SETS:
         cases = load_items(root / "conversations" / f"{name}.json")
     else:

@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from .conversations import STORY_SETS
+
 HEADER = ["items", "probes", "baseline pass", "engine pass", "false retirements",
           "missed retirements", "in review"]
 
@@ -27,7 +29,7 @@ def _row(label: str, s: dict[str, Any], write: bool) -> list[str]:
 def set_rows(name: str, res: dict[str, Any]) -> list[list[str]]:
     """Header, one row per family (per story for `stories`), then the set's totals."""
     write = bool(res.get("has_final"))
-    rows = [["story" if name == "stories" else "family", *HEADER]]
+    rows = [["story" if name in STORY_SETS else "family", *HEADER]]
     rows += [_row(f, s, write and s["scored_write"] > 0) for f, s in res["families"].items()]
     rows.append(_row("total", res["totals"], write))
     return rows

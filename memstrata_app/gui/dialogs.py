@@ -8,6 +8,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox, QProgressDialog
 
 from .. import autostart
+from ..settings import apply_judge
 from .settings_dialog import SettingsDialog
 from .worker import Operation
 
@@ -39,6 +40,10 @@ def apply_settings(win: MainWindow, changed: dict[str, Any]) -> None:
         hybrid = changed["retrieval"] == "hybrid"
         win.client.submit(Operation("set retrieval mode",
                                     lambda e: setattr(e, "hybrid", hybrid)))
+    if {"update_judge", "judge_supersede", "judge_review", "judge_veto"} & set(changed):
+        settings = win.state.settings
+        win.client.submit(Operation("set the update judge",
+                                    lambda e: apply_judge(e, settings)))
     if "start_at_login" in changed:
         try:
             autostart.set_enabled(bool(changed["start_at_login"]))

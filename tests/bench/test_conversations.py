@@ -82,6 +82,13 @@ def test_the_shipped_dev_stories_load() -> None:
     assert [c.id for c in conv.load_set("stories", limit=1, family="firmware")] == ["firmware"]
 
 
+def test_the_blind_stories_load() -> None:
+    blind = conv.load_set("blind1")
+    assert len(blind) == 8
+    assert all(len(c.turns) >= 40 and len(c.probes) >= 20 for c in blind)
+    assert {c.id for c in blind}.isdisjoint({"backend", "firmware", "gamedev", "warehouse"})
+
+
 # --- scoring with the plain baseline -------------------------------------------------------------
 def test_plain_baseline_keeps_the_stale_value_and_fails_the_current_probe(emb) -> None:
     case = Case("tiny", "config", ((_t(5), "The auth service port is 8080."),

@@ -1,0 +1,74 @@
+"""The update judge in the app: its decisions in the Ingest view, its review items in the
+Review view (and approving one), its method in a fact's detail."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memstrata_app.engine import Status
+from memstrata_app.engine.understand.judge import Thresholds, builtin_judge
+
+from .conftest import seed
+
+pytestmark = pytest.mark.skipif(builtin_judge() is None,
+                                reason="the update judge is not installed")
+
+OLD = "The Dockerfile uses python 3.11."
+NEW = "bumped the Dockerfile to python 3.12"
+
+
+@pytest.fixture
+def win(tmp_path: Path, local_embedder: Any, make_window: Any) -> Any:
+    db = tmp_path / "ledger.db"
+    seed(db, local_embedder, [(OLD, datetime(2026, 11, 16, tzinfo=UTC))])
+    return make_window(db)
+
+
+def set_thresholds(qtbot: Any, win: Any, th: Thresholds) -> None:
+    done: list[Any] = []
+    win.client.call("thresholds", lambda e: setattr(e, "judge_thresholds", th),
+                    lambda _r: done.append(1))
+    qtbot.waitUntil(lambda: bool(done))
+
+
+def test_the_ingest_view_shows_what_the_judge_read(qtbot: Any, win: Any) -> None:
+    set_thresholds(qtbot, win, Thresholds(supersede=0.0, review=0.0, veto=1.0))
+    ing = win.ingest
+    win.show_view("ingest")
+    ing.text.setPlainText(NEW)
+    with qtbot.waitSignal(ing.ingested) as got:
+        ing.remember.click()
+    act = got.args[0].actions[0]
+    assert act.method.startswith("judge:") and act.retired
+    line = ing.results.item(0).text()
+    assert line.startswith("SUPERSEDED")
+    tip = ing.results.item(0).toolTip()
+    assert "judged #1" in tip and "updates" in tip and "→ superseded" in tip
+
+
+def test_a_judge_review_item_explains_itself_and_approving_retires(qtbot: Any,
+                                                                   win: Any) -> None:
+    set_thresholds(qtbot, win, Thresholds(supersede=1.0, review=0.0, veto=1.0))
+    ing = win.ingest
+    win.show_view("ingest")
+    ing.text.setPlainText(NEW)
+    with qtbot.waitSignal(ing.ingested):
+        ing.remember.click()
+    review = win.review
+    review.reload()
+    qtbot.waitUntil(lambda: len(review.rows) == 1)
+    win.show_view("review")
+    review.table.selectRow(0)
+    qtbot.waitUntil(lambda: review.retires.count() > 0)
+    assert OLD in review.retires.item(0).text()
+    assert "update judge is not sure" in review.info.text()
+    with qtbot.waitSignal(review.decided), qtbot.waitSignal(review.loaded):
+        review.approve_button.click()
+    done: list[Any] = []
+    win.client.call("get", lambda e: e.get(1), done.append)
+    qtbot.waitUntil(lambda: bool(done))
+    assert done[0].status is Status.SUPERSEDED
