@@ -43,11 +43,16 @@ def test_ingest_verbose_and_explain_list_the_judged_candidates(run):
 def test_rejudge_lists_then_applies_proposals(run):
     from memstrata_app.settings import Settings
 
-    Settings.load().set("update_judge", "off")  # a ledger written before the judge
+    def use(judge: str) -> None:
+        s = Settings.load()
+        s.set("update_judge", judge)
+        s.save()
+
+    use("off")  # a ledger written before the judge
     run("ingest", "The Dockerfile uses python 3.11.", "--at", "2026-11-16")
     code, out, _ = run("ingest", "bumped the Dockerfile to python 3.12", "--at", "2026-11-25")
     assert "retired" not in out
-    Settings.load().set("update_judge", "builtin")
+    use("builtin")
     code, out, _ = run("rejudge")
     assert code == 0 and "would propose" in out and "#1" in out and "#2" in out
     code, out, _ = run("quarantine", "--json")

@@ -496,8 +496,15 @@ class MemoryEngine(WriteOps, PrivacyOps, GovernanceOps):
     def _submit_statements(self, prepared: list[Statement]) -> Future[list[list[IngestAction]]]:
         vocab = self.vocabulary()
 
+        judge_name = self.judge.name if self.judge is not None else None
+
         def job(conn: apsw.Connection) -> tuple[list[list[IngestAction]], WriteContext, int]:
             ctx = self._context(conn, vocab)
+            if judge_name is not None and self.backend == "sqlite":
+                # the first judge that wrote here (rejudge_on_upgrade reads a ledger again
+                # only for a judge other than the one recorded)
+                conn.execute("INSERT OR IGNORE INTO meta(k, v) VALUES ('judge', ?)",
+                             (judge_name,))
             out: list[list[IngestAction]] = []
             for st in prepared:
                 if st.vector is None and find_duplicate(ctx, st.text_hash) is None:
@@ -562,6 +569,7 @@ class MemoryEngine(WriteOps, PrivacyOps, GovernanceOps):
         assert at_ts is not None
         sents, skipped = statements(text, at_ts, commit=source == "git")
         into = _space(space)
+        self.check_writable()  # a refused dry run says so before embedding
         vecs: Any = (self.embedder.embed([s[0] for s in sents]) if self.judge is not None
                      and sents else [np.zeros(self.embedder.dim, dtype=np.float32)] * len(sents))
         prepared = [Statement(s, text_hash(s), exts, v, t, source, note, into)

@@ -48,12 +48,23 @@ def _open_rows(ctx: WriteContext, text_hash: str, space: str, t: float,
     return [(int(r[0]), r[1]) for r in rows if int(r[0]) not in exclude]
 
 
-def _meant(rows: list[tuple[int, str | None]], sentence: str) -> list[int] | None:
+_VALUE = re.compile(r"[\w.:/@-]*\d[\w.:/@-]*")
+
+
+def several_values(text: str) -> bool:
+    """A sentence naming two or more values (tokens with a digit: versions, ports, sizes,
+    model names): it may state two facts, and retiring it whole would retire both."""
+    return len({m.group(0).strip(".:-") for m in _VALUE.finditer(text)} - {""}) >= 2
+
+
+def _meant(rows: list[tuple[int, str | None]], sentence: str,
+           candidate: str = "") -> list[int] | None:
     """Of a sentence's rows (one per fact it states), those the new statement is about: the
     one row of a one-fact sentence; of several, those whose subject it names when that
-    singles some out; None when it does not (a reviewer decides)."""
+    singles some out; None when it does not, or when the one row's sentence names several
+    values (a reviewer decides: one fact, one validity)."""
     if len(rows) == 1:
-        return [rows[0][0]]
+        return None if several_values(candidate) else [rows[0][0]]
     low = sentence.lower()
     named = [rid for rid, subj in rows if subj and subj.replace("_", " ") in low]
     return named if 0 < len(named) < len(rows) else None
@@ -115,7 +126,7 @@ def apply_judgement(ctx: WriteContext, st: Statement, acts: list[IngestAction],
         rows = [] if pair.text_hash in rule_hashes else _open_rows(
             ctx, pair.text_hash, st.space, t, set(own))
         decision = "rule" if pair.text_hash in rule_hashes else "kept"
-        meant = _meant(rows, st.sentence) if rows else None
+        meant = _meant(rows, st.sentence, pair.text) if rows else None
         if rows and v.updates >= th.supersede and meant:
             for rid in meant:
                 close_row(ctx, rid, t, own[0], f"superseded by #{own[0]} (judge {name}:"

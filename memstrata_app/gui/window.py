@@ -313,7 +313,7 @@ class MainWindow(QMainWindow):
         self._background_started = True
         self.client.warm_up()
         self.client.call("rejudge", lambda e: e.rejudge_on_upgrade(), self._on_rejudged,
-                         lambda _e: None, writes=("ledger",))
+                         lambda _e: None)
         self._probe_ollama()  # the Models tab and the tray's GPU line
         self._ollama_timer.start()
         if self.state.settings.get("start_endpoint") and self.endpoint.available:
