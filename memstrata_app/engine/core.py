@@ -390,12 +390,13 @@ class MemoryEngine(WriteOps, PrivacyOps, GovernanceOps):
     @overload
     def _prepare(self, sentences: list[Sentence], source: str, *,
                  space: str = GLOBAL, label: str = "normal",
-                 earlier: list[Statement] | None = None) -> list[Statement]: ...
+                 earlier: list[Statement] | None = None,
+                 judge_budget: int | None = None) -> list[Statement]: ...
 
     @overload
     def _prepare(self, sentences: list[Sentence], source: str,
                  extra: str, *, space: str = GLOBAL, label: str = "normal",
-                 earlier: list[Statement] | None = None
+                 earlier: list[Statement] | None = None, judge_budget: int | None = None
                  ) -> tuple[list[Statement], np.ndarray]: ...
 
     def _prepare(self, sentences: list[Sentence], source: str,

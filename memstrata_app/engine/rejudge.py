@@ -35,7 +35,7 @@ def find(eng: Any, space: str | None = None,
     judge = eng.judge
     if judge is None:
         raise EngineError("rejudge needs the update judge (the update_judge setting is off)")
-    where, params = "", ()
+    where, params = "", ()  # type: tuple[str, tuple[str, ...]]
     if space is not None:
         where, params = " AND a.space=?", (space,)
     rows = eng._readers.query(
