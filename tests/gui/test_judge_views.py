@@ -65,7 +65,8 @@ def test_a_judge_review_item_explains_itself_and_approving_retires(qtbot: Any,
     review.table.selectRow(0)
     qtbot.waitUntil(lambda: review.retires.count() > 0)
     assert OLD in review.retires.item(0).text()
-    assert "update judge is not sure" in review.info.text()
+    assert "update judge is not sure" in review.why.text()
+    assert "update judge" in review.info.text()
     with qtbot.waitSignal(review.decided), qtbot.waitSignal(review.loaded):
         review.approve_button.click()
     done: list[Any] = []
