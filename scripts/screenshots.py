@@ -137,7 +137,7 @@ def start_endpoint(app: Any, win: Any) -> Any:
 
     if not win.endpoint.available:
         return None
-    from memstrata_app.proxy.standin import OllamaStandIn
+    from memstrata_app.bench.standin import OllamaStandIn
 
     upstream = OllamaStandIn(chunk_delay=0.01).start()
     with socket.socket() as s:
@@ -210,7 +210,7 @@ def models_shots(app: Any, win: Any, upstream: Any) -> None:
     a pull under way, and a model that is not installed (offered for pulling)."""
     import socket
 
-    from memstrata_app.proxy.standin import CHAT_MODEL
+    from memstrata_app.bench.standin import CHAT_MODEL
 
     models = win.models
     upstream.installed.append("qwen2.5:7b")  # as if pulled earlier
@@ -262,8 +262,8 @@ def latency_split_shots(app: Any, win: Any, upstream: Any) -> None:
     """A few more chats, one after the model was unloaded (it had to load), then the split."""
     import httpx
 
+    from memstrata_app.bench.standin import CHAT_MODEL
     from memstrata_app.gui.latency import SPLIT
-    from memstrata_app.proxy.standin import CHAT_MODEL
 
     upstream.chunk_delay = 0.02
     for i, q in enumerate(QUERIES):

@@ -65,8 +65,8 @@ def user_turns(n: int, services: list[str], seed: int = 7) -> list[str]:
 def run(engine: Any, turns: list[str], warmup: int = 20) -> dict[str, Any]:
     """Interleave direct, proxied and proxied-without-memory requests; return the summary."""
     from ..proxy import EndpointServer
-    from ..proxy.standin import CHAT_MODEL, OllamaStandIn
     from ..settings import Settings
+    from .standin import CHAT_MODEL, OllamaStandIn
 
     r = random.Random(len(turns))
     direct: list[float] = []

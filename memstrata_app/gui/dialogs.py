@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox, QProgressDialog
@@ -13,12 +13,29 @@ from .settings_dialog import SettingsDialog
 from .worker import Operation
 
 if TYPE_CHECKING:
-    from .window import MainWindow
+    from PySide6.QtWidgets import QStatusBar
+
+    from .endpoint import EndpointController
+    from .query import QueryView
+    from .state import AppState
+    from .worker import EngineClient
 
 NEXT_START = ("ollama_url", "chat_model")
 
 
-def open_settings(win: MainWindow) -> SettingsDialog:
+class Window(Protocol):
+    """What these flows use of the main window, which passes itself in (and is the parent of
+    the dialogs they show): defined here so that this module never imports the window."""
+
+    state: AppState
+    client: EngineClient
+    endpoint: EndpointController
+    query: QueryView
+
+    def statusBar(self) -> QStatusBar: ...
+
+
+def open_settings(win: Window) -> SettingsDialog:
     """Show the dialog modally and apply what changed."""
     dlg = SettingsDialog(win.state.settings, win)
     if dlg.exec():
@@ -26,7 +43,7 @@ def open_settings(win: MainWindow) -> SettingsDialog:
     return dlg
 
 
-def apply_settings(win: MainWindow, changed: dict[str, Any]) -> None:
+def apply_settings(win: Window, changed: dict[str, Any]) -> None:
     """Make saved changes take effect where they can at runtime; say which wait for a restart."""
     if "memory_enabled" in changed:
         win.endpoint.set_memory_enabled(bool(changed["memory_enabled"]))
@@ -65,7 +82,7 @@ def apply_settings(win: MainWindow, changed: dict[str, Any]) -> None:
             run_reindex(win)
 
 
-def run_reindex(win: MainWindow) -> Operation:
+def run_reindex(win: Window) -> Operation:
     """Re-embed every row with the configured embedder, with a cancellable progress dialog."""
     spec = win.state.settings.get("embedder")
     dialog = QProgressDialog("Re-embedding the ledger…", "Cancel", 0, 0, win)

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 
 from .asof import AsOfBar
 from .audit import AuditView
+from .dialogs import open_settings, run_reindex
 from .endpoint import EndpointController
 from .icons import badge_icon, strata_icon
 from .ingest import IngestView
@@ -186,8 +187,6 @@ class MainWindow(QMainWindow):
             self._on_ready()
 
     def _build_menu(self) -> None:
-        from .dialogs import open_settings, run_reindex
-
         m = self.menuBar().addMenu("&File")
         self.write_actions: list[QAction] = []  # off while the ledger is read-only
         for text, keys, slot in (
@@ -370,8 +369,6 @@ class MainWindow(QMainWindow):
                 "Models tab (Ctrl+8)", 15000)
 
     def _open_settings(self) -> None:
-        from .dialogs import open_settings
-
         open_settings(self)
         self.models.refresh()
 

@@ -30,7 +30,8 @@ from .memory import MemoryService, Recall, Turns
 from .security import too_large
 from .spaces import GLOBAL, BadSpace, space_for_request
 from .toolspeak import background_request
-from .upstream import Upstream, UpstreamCall, UpstreamUnavailable
+from .upstream import Upstream, UpstreamUnavailable
+from .upstream_call import UpstreamCall
 
 log = logging.getLogger(__name__)
 

@@ -10,7 +10,7 @@ import re
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import httpx
 from starlette.requests import ClientDisconnect
@@ -19,9 +19,7 @@ from starlette.types import Receive, Scope, Send
 
 from .dialects import Dialect
 from .logthrottle import THROTTLE
-
-if TYPE_CHECKING:
-    from .upstream import UpstreamCall
+from .upstream_call import UpstreamCall
 
 log = logging.getLogger(__name__)
 

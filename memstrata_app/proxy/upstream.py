@@ -7,7 +7,6 @@ import logging
 import socket
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import anyio
@@ -18,6 +17,7 @@ from .dialects import Dialect
 from .limits import DEFAULT_LIMITS
 from .logthrottle import THROTTLE
 from .streaming import RelayedStream
+from .upstream_call import UpstreamCall
 
 log = logging.getLogger(__name__)
 
@@ -84,22 +84,6 @@ class ModelSlots:
         users[0] -= 1
         if users[0] == 0:  # nobody holds or waits: forget the key (model names are unbounded)
             self._slots.pop(key, None)
-
-
-@dataclass
-class UpstreamCall:
-    """An upstream response with its body not yet read, and the model slot it holds."""
-
-    response: httpx.Response
-    free_slot: Callable[[], None]
-
-    async def close(self) -> None:
-        """Close the response (its connection goes back or is dropped) and free the slot."""
-        try:
-            with anyio.CancelScope(shield=True):
-                await self.response.aclose()
-        finally:
-            self.free_slot()
 
 
 def request_headers(headers: Mapping[str, str]) -> dict[str, str]:

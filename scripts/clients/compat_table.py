@@ -147,7 +147,7 @@ def table(data: dict[str, Any]) -> str:
         "`scripts/clients/install.sh` installs, ran the three-turn story (\"The cache TTL is "
         "300 seconds.\", \"The cache TTL is now 900 seconds.\", \"What is the cache TTL?\") "
         "non-interactively against `memstrata serve`, whose upstream was the Ollama "
-        "stand-in (tests/support/ollama_standin.py), not a real model. Do not edit by "
+        "stand-in (memstrata_app/bench/standin/), not a real model. Do not edit by "
         "hand; re-run the command._",
         "",
         "| Tool | Version | API used (routes seen) | Stored | Injected (turn 3) | "

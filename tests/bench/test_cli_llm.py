@@ -55,7 +55,7 @@ def test_answer_level_skips_with_a_message_when_no_ollama_answers() -> None:
 
 def test_answer_level_against_the_ollama_stand_in() -> None:
     pytest.importorskip("starlette")
-    from tests.support.ollama_standin import OllamaStandIn
+    from memstrata_app.bench.standin import OllamaStandIn
 
     q = _q()
     contexts = {"naive_rag": [["Bumped httpx to 0.26.1.", "Bumped httpx to 0.27.0."]],

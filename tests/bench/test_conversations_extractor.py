@@ -11,8 +11,8 @@ import pytest
 from memstrata_app.bench import cli
 from memstrata_app.bench import conversations as conv
 from memstrata_app.bench.conversations import Case, Extractor, Probe
+from memstrata_app.bench.standin import OllamaStandIn
 from memstrata_app.bench.systems import CachedEmbedder
-from tests.support.ollama_standin import OllamaStandIn
 
 SENT = "the thing that renders invoices is called Paperboy these days"
 CASE = Case("renderer", "rename", (

@@ -162,9 +162,9 @@ def installed() -> dict[str, Install]:
 @pytest.fixture(scope="module")
 def standin() -> Iterator[Any]:
     """The stand-in, also serving the models the tools ask for."""
-    from memstrata_app.proxy import standin as standin_mod
-    from memstrata_app.proxy import standin_routes
-    from tests.support.ollama_standin import OllamaStandIn
+    from memstrata_app.bench.standin import OllamaStandIn
+    from memstrata_app.bench.standin import routes as standin_routes
+    from memstrata_app.bench.standin import state as standin_mod
 
     wanted = tuple(n for n in (tools.CHAT_MODEL, tools.OSS_MODEL)
                    if n not in standin_mod.MODELS)

@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
-from memstrata_app.proxy.standin import CHAT_MODEL, EMBED_MODEL, OllamaStandIn
+from memstrata_app.bench.standin import CHAT_MODEL, EMBED_MODEL, OllamaStandIn
 from memstrata_app.settings import Settings
 
 

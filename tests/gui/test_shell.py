@@ -58,7 +58,7 @@ def test_tray_starts_the_endpoint_which_injects_and_feeds_the_charts(qtbot: Any,
     endpoint = win.endpoint
     if not endpoint.available:
         pytest.skip("the endpoint package is not installed")
-    from memstrata_app.proxy.standin import OllamaStandIn
+    from memstrata_app.bench.standin import OllamaStandIn
 
     win.show_view("latency")
     with OllamaStandIn() as upstream:

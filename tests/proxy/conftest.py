@@ -12,9 +12,9 @@ import openai
 import pytest
 
 from memstrata_app.access import load_token
+from memstrata_app.bench.standin import OllamaStandIn
 from memstrata_app.proxy import EndpointServer
 from memstrata_app.settings import Settings
-from tests.support.ollama_standin import OllamaStandIn
 
 
 @pytest.fixture

@@ -10,8 +10,8 @@ import httpx
 import openai
 import pytest
 
+from memstrata_app.bench.standin import OllamaStandIn
 from memstrata_app.proxy import EndpointServer
-from tests.support.ollama_standin import OllamaStandIn
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -7,7 +7,7 @@ import ollama
 import openai
 import pytest
 
-from tests.support.ollama_standin import CHAT_MODEL, MEMORY_TAG, MIDSTREAM_ERROR, OllamaStandIn
+from memstrata_app.bench.standin import CHAT_MODEL, MEMORY_TAG, MIDSTREAM_ERROR, OllamaStandIn
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -14,11 +14,11 @@ from typing import Any
 import ollama
 import pytest
 
+from memstrata_app.bench.standin import OllamaStandIn
 from memstrata_app.engine import Action, Status
 from memstrata_app.engine.understand.llm_schema import CLAIMS_SCHEMA, JUDGE_SCHEMA
 from memstrata_app.settings import Settings, start_extraction
 from tests.proxy.conftest import closed_port
-from tests.support.ollama_standin import OllamaStandIn
 
 pytestmark = pytest.mark.timeout(120)
 

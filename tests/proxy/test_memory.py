@@ -11,8 +11,8 @@ import ollama
 import openai
 import pytest
 
+from memstrata_app.bench.standin import CHAT_MODEL_SYSTEM, MEMORY_TAG, OllamaStandIn
 from memstrata_app.proxy import EndpointServer
-from tests.support.ollama_standin import CHAT_MODEL_SYSTEM, MEMORY_TAG, OllamaStandIn
 
 pytestmark = pytest.mark.timeout(60)
 

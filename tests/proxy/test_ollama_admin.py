@@ -11,6 +11,7 @@ import time
 import httpx
 import pytest
 
+from memstrata_app.bench.standin import CHAT_MODEL, EMBED_MODEL, OllamaStandIn
 from memstrata_app.ollama_admin import (
     LoadedModel,
     OllamaAdmin,
@@ -22,7 +23,6 @@ from memstrata_app.ollama_admin import (
     install_help,
     needed_models,
 )
-from tests.support.ollama_standin import CHAT_MODEL, EMBED_MODEL, OllamaStandIn
 
 
 @pytest.fixture

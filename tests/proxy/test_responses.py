@@ -12,16 +12,16 @@ import httpx
 import openai
 import pytest
 
-from memstrata_app.proxy import EndpointServer
-from memstrata_app.proxy.injection import BLOCK_OPEN
-from tests.clients.captured_requests import TURNS, as_http, chat_requests, load
-from tests.security.test_stream_cuts import CuttingUpstream
-from tests.support.ollama_standin import (
+from memstrata_app.bench.standin import (
     CHAT_MODEL,
     CHAT_MODEL_SYSTEM,
     MIDSTREAM_ERROR,
     OllamaStandIn,
 )
+from memstrata_app.proxy import EndpointServer
+from memstrata_app.proxy.injection import BLOCK_OPEN
+from tests.clients.captured_requests import TURNS, as_http, chat_requests, load
+from tests.security.test_stream_cuts import CuttingUpstream
 
 pytestmark = pytest.mark.timeout(60)
 

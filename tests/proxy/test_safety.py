@@ -12,10 +12,10 @@ import ollama
 import openai
 import pytest
 
+from memstrata_app.bench.standin import OllamaStandIn
 from memstrata_app.proxy import EndpointError, EndpointServer, create_app
 from memstrata_app.proxy.server import ServerThread
 from tests.proxy.conftest import closed_port, token_headers
-from tests.support.ollama_standin import OllamaStandIn
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -15,9 +15,9 @@ import httpx
 import ollama
 import pytest
 
+from memstrata_app.bench.standin import OllamaStandIn
 from memstrata_app.proxy import EndpointServer
 from tests.proxy.conftest import closed_port
-from tests.support.ollama_standin import OllamaStandIn
 
 pytestmark = pytest.mark.timeout(120)
 

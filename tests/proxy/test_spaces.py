@@ -21,6 +21,7 @@ import ollama
 import openai
 import pytest
 
+from memstrata_app.bench.standin import CHAT_MODEL, OllamaStandIn
 from memstrata_app.engine import Status
 from memstrata_app.proxy import EndpointServer
 from memstrata_app.proxy.injection import BLOCK_CLOSE, BLOCK_OPEN
@@ -32,7 +33,6 @@ from memstrata_app.proxy.spaces import (
 )
 from memstrata_app.proxy.toolspeak import background_request
 from tests.clients.captured_requests import TURNS, as_http, chat_requests
-from tests.support.ollama_standin import CHAT_MODEL, OllamaStandIn
 
 from .conftest import token_headers
 

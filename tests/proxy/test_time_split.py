@@ -10,7 +10,7 @@ import ollama
 import openai
 import pytest
 
-from tests.support.ollama_standin import CHAT_MODEL, OllamaStandIn
+from memstrata_app.bench.standin import CHAT_MODEL, OllamaStandIn
 
 SPLIT = ("endpoint.memory", "endpoint.upstream_first_token", "ollama.load",
          "ollama.prompt_eval", "ollama.eval", "ollama.tokens_per_s")

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from memstrata_app.bench.standin import OllamaStandIn
 from memstrata_app.engine.sanitize import fold, neutralize
-from tests.support.ollama_standin import OllamaStandIn
 
 OPEN, CLOSE = "<memstrata-memory>", "</memstrata-memory>"
 # any spelling of the block tag, once look-alikes, spacing and case are folded away

@@ -8,7 +8,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.support.ollama_standin import OllamaStandIn
+from memstrata_app.bench.standin import OllamaStandIn
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -19,11 +19,11 @@ from typing import Any
 import httpx
 import pytest
 
+from memstrata_app.bench.standin import CHAT_MODEL, OllamaStandIn
 from memstrata_app.proxy import EndpointServer
 from memstrata_app.proxy.limits import DEFAULT_LIMITS, Limits
 from memstrata_app.proxy.logthrottle import THROTTLE
 from tests.proxy.conftest import token_headers
-from tests.support.ollama_standin import CHAT_MODEL, OllamaStandIn
 
 pytestmark = pytest.mark.timeout(60)
 

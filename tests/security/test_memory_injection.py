@@ -16,6 +16,7 @@ import openai
 import pytest
 from mcp import Client
 
+from memstrata_app.bench.standin import OllamaStandIn
 from memstrata_app.engine import core
 from memstrata_app.engine.sanitize import Neutralized
 from memstrata_app.proxy import EndpointServer
@@ -27,7 +28,6 @@ from tests.security.helpers import (
     stored_texts,
     system_text,
 )
-from tests.support.ollama_standin import OllamaStandIn
 
 pytestmark = pytest.mark.timeout(90)
 

@@ -8,7 +8,7 @@ import httpx
 import ollama
 import pytest
 
-from tests.support.ollama_standin import CHAT_MODEL, MIDSTREAM_ERROR, OllamaStandIn
+from memstrata_app.bench.standin import CHAT_MODEL, MIDSTREAM_ERROR, OllamaStandIn
 
 pytestmark = pytest.mark.timeout(60)
 

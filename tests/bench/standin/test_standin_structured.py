@@ -9,7 +9,7 @@ import httpx
 import ollama
 import pytest
 
-from tests.support.ollama_standin import CHAT_MODEL, OllamaStandIn
+from memstrata_app.bench.standin import CHAT_MODEL, OllamaStandIn
 
 pytestmark = pytest.mark.timeout(60)
 

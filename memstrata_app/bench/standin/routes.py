@@ -8,13 +8,13 @@ import json
 import time
 import uuid
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from .standin import (
+from .protocol import (
     CHAT_MODEL,
     CHAT_MODEL_SYSTEM,
     VERSION,
@@ -37,9 +37,7 @@ from .standin import (
     timings,
     vector,
 )
-
-if TYPE_CHECKING:
-    from .standin import OllamaStandIn
+from .state import StandInState
 
 SSE = "text/event-stream"
 
@@ -58,7 +56,7 @@ def _stream_flag(data: dict[str, Any]) -> bool:
     return data.get("stream", True) is not False
 
 
-def build_routes(up: OllamaStandIn) -> list[Route]:
+def build_routes(up: StandInState) -> list[Route]:
     def nd(obj: dict[str, Any]) -> bytes:
         return json.dumps(obj).encode() + b"\n"
 
@@ -370,7 +368,7 @@ def build_routes(up: OllamaStandIn) -> list[Route]:
             return ev(4 + i, "response.output_text.delta", item_id=mid, **at, delta=piece,
                       logprobs=[])
 
-        def err(message: str) -> bytes:  # after the first delta (standin.stream)
+        def err(message: str) -> bytes:  # after the first delta (StandInState.stream)
             failure = {"code": "server_error", "message": message}
             return (ev(5, "error", code="server_error", message=message, param=None)
                     + ev(6, "response.failed",
