@@ -1,0 +1,3 @@
+from .dispatch import main
+
+raise SystemExit(main())

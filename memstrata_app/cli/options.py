@@ -1,0 +1,108 @@
+"""What the shared options mean: the ledger (--db, --create), the space (--space), times
+(--at, --as-of, …), input files, and the engine a command opens with them."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from ..settings import Settings, apply_governance
+from .errors import CliError
+
+TIME_FORMATS = ('an ISO 8601 date or date-time (2026-03-01, 2026-03-01T14:30, '
+                '2026-03-01T14:30+01:00, …Z), "now", or a written date such as "March 2", '
+                '"2 Mar 2026 14:00" or 03/02/2026 (month first); a missing year is this year, '
+                'a missing time midnight, a missing zone UTC; relative words ("yesterday") '
+                'are not read')
+SPACE_ENV = "MEMSTRATA_SPACE"
+SPACE_HELP = ("the space (project) to use: ingest, explain and import write into it, query reads "
+              "it and the global space, history and export read it alone (default: "
+              f"${SPACE_ENV}; without either, writes and history use the global space, query "
+              "and export every space)")
+
+
+def space_parent() -> argparse.ArgumentParser:
+    """The --space option again after the command (`memstrata query … --space shop`), as a
+    parent parser for the commands that take it."""
+    spaced = argparse.ArgumentParser(add_help=False)
+    spaced.add_argument("--space", metavar="NAME", default=argparse.SUPPRESS, help=SPACE_HELP)
+    return spaced
+
+
+def ledger_path(args: argparse.Namespace) -> Path | str:
+    """The ledger to open: --db, else the `ledger` setting, else the data folder's (made
+    when missing). A --db file must exist unless --create says to start one (a mistyped path
+    is an error, not a new ledger); a team ledger's URI is opened as given."""
+    from ..settings import ledger_location
+
+    if args.db is None:
+        return ledger_location()
+    target = ledger_location(args.db)
+    if isinstance(target, str):
+        return target
+    db = target
+    if db.is_dir():
+        raise CliError(f"--db {args.db}: a folder, not a ledger file "
+                       f"(e.g. {db / 'memstrata.db'})")
+    if not db.exists() and not getattr(args, "create", False):
+        where = "" if db.parent.is_dir() else f" (and the folder {db.parent} does not exist)"
+        raise CliError(f"--db {args.db}: no ledger there{where}; check the path, or add "
+                       "--create to start a new ledger there")
+    return db
+
+
+@contextlib.contextmanager
+def open_engine(args: argparse.Namespace) -> Iterator[Any]:
+    """The ledger of --db (or the default), opened with the settings' embedder and
+    governance."""
+    from ..engine import MemoryEngine
+
+    settings = Settings.load()
+    db = ledger_path(args)
+    with MemoryEngine.open(db, embedder=args.embedder or settings["embedder"],
+                           quarantine_threshold=settings["quarantine_threshold"],
+                           ollama_host=settings["ollama_url"]) as eng:
+        apply_governance(eng, settings)
+        yield eng
+
+
+def space_of(args: argparse.Namespace) -> str | None:
+    """The --space given (or MEMSTRATA_SPACE), normalized; None when neither is set."""
+    name = getattr(args, "space", None)
+    if name is None:
+        name = os.environ.get(SPACE_ENV) or None
+    if name is None:
+        return None
+    from ..engine.write import normalize_space
+
+    try:
+        return normalize_space(name)
+    except ValueError as e:
+        raise CliError(f"--space: {e}") from None
+
+
+def parse_at(value: str | None, flag: str = "--at") -> Any:
+    if value is None:
+        return None
+    from ..engine import EngineError
+    from ..engine.timeutil import parse_time
+
+    try:
+        return parse_time(value)
+    except EngineError:
+        raise CliError(f"{flag}: cannot read the time {value!r}: {TIME_FORMATS}") from None
+
+
+def read_text(path: Path) -> str:
+    if str(path) == "-":
+        return sys.stdin.read()
+    try:
+        return path.read_text("utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise CliError(f"cannot read {path}: {e.strerror if isinstance(e, OSError) else e}"
+                       ) from None

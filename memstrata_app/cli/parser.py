@@ -1,0 +1,88 @@
+"""The `memstrata` parser: the top-level options, then each command group's subcommands,
+in the order `memstrata --help` lists them."""
+
+from __future__ import annotations
+
+import argparse
+import textwrap
+
+from .. import __version__
+from . import app, endpoint, governance, keys, maintenance, memory, ollama, review, spaces, transfer
+from .options import SPACE_HELP, TIME_FORMATS, space_parent
+
+GROUPS = (memory, keys, spaces, review, governance, transfer, maintenance, endpoint, ollama,
+          app)
+EXAMPLES = {name: "examples:\n" + "\n".join(f"  memstrata {line}" for line in lines)
+            for group in GROUPS for name, lines in group.EXAMPLES.items()}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="memstrata",
+        description="A local memory for AI coding tools that knows which facts are still "
+                    "true.\nWithout a command, opens the desktop app.",
+        epilog="examples:\n"
+               '  memstrata ingest "The auth service port is 9090." --at 2025-03-01\n'
+               '  memstrata query "which port does the auth service use?"\n'
+               "  memstrata keys port\n"
+               '  memstrata history "auth service" port\n'
+               "  memstrata serve\n\n"
+               + textwrap.fill("TIME (--at, --as-of) is " + TIME_FORMATS + ".", 79),
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--version", action="version", version=f"memstrata {__version__}")
+    p.add_argument("--db", metavar="LEDGER",
+                   help="a ledger file, or a team ledger's postgresql://user@host:port/db URI "
+                        "(its password from ~/.pgpass or PGPASSWORD); default: the `ledger` "
+                        "setting, else memstrata.db in MEMSTRATA_HOME or the platform's data "
+                        "folder")
+    p.add_argument("--create", action="store_true",
+                   help="with --db: start a new, empty ledger when the file does not exist "
+                        "(without it a missing --db file is an error)")
+    p.add_argument("--direct", action="store_true",
+                   help="open the ledger in this process even when `memstrata serve` or the "
+                        "app is running (by default ingest and query go through it: no model "
+                        "to load, well under a second)")
+    p.add_argument("--embedder", help='"local" (MiniLM), "static" (its distilled, torch-free '
+                                      'form), "auto" or "ollama:<model>" (default: settings)')
+    p.add_argument("-v", "--verbose", action="store_true", help="log what happens to stderr")
+    p.add_argument("--space", metavar="NAME", help=SPACE_HELP)
+    spaced = space_parent()
+    sub = p.add_subparsers(dest="command", metavar="COMMAND",
+                           help="what to do (without one, the desktop app opens); "
+                                "`memstrata COMMAND --help` explains each")
+    memory.add_ingest(sub, spaced)
+    memory.add_explain(sub, spaced)
+    memory.add_query(sub, spaced)
+    keys.add_history(sub, spaced)
+    keys.add_keys(sub, spaced)
+    spaces.add_spaces(sub)
+    spaces.add_move(sub)
+    review.add_quarantine(sub)
+    review.add_forget(sub)
+    governance.add_purge(sub)
+    governance.add_redact(sub)
+    governance.add_hold_release(sub)
+    review.add_contest(sub)
+    governance.add_label(sub)
+    governance.add_expire(sub)
+    governance.add_audit(sub)
+    transfer.add_export_import(sub, spaced)
+    transfer.add_push_pull(sub, spaced)
+    memory.add_rejudge(sub, spaced)
+    maintenance.add_reindex(sub)
+    maintenance.add_vocab(sub)
+    maintenance.add_stats(sub)
+    endpoint.add_serve(sub)
+    endpoint.add_mcp_token(sub, spaced)
+    ollama.add_ollama(sub)
+    app.add_gui_bench(sub)
+    for name, sp in sub.choices.items():
+        if name == "bench":  # its own parser (memstrata_app.bench.cli) explains it
+            continue
+        for action in sp._actions:
+            if action.dest == "json" and not action.help:
+                action.help = "machine-readable output"
+        if not sp.epilog and name in EXAMPLES:
+            sp.epilog = EXAMPLES[name]
+            sp.formatter_class = argparse.RawDescriptionHelpFormatter
+    return p

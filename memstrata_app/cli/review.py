@@ -1,0 +1,96 @@
+"""The reviewer's commands: quarantine (the review queue), forget, contest."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from .errors import CliError
+from .options import open_engine
+from .output import emit_json, fmt_row, fmt_time
+
+EXAMPLES = {
+    "quarantine": ["quarantine", "quarantine approve 7",
+                   'quarantine approve 7 --subject "orders API"', "quarantine reject 8"],
+    "forget": ["forget 12"],
+    "contest": ['contest 17 --reason "it is 7001, see the compose file" --value 7001',
+                'contest 17 --reason "never true"'],
+}
+
+
+def add_quarantine(sub: Any) -> None:
+    s = sub.add_parser("quarantine", help="review low-confidence extractions")
+    s.add_argument("action", nargs="?", default="list", choices=("list", "approve", "reject"),
+                   help="list the queue (default), approve an extraction (it takes effect, "
+                        "retiring what it supersedes) or reject it (kept, never retrieved)")
+    s.add_argument("id", nargs="?", type=int, help="with approve or reject: the row's id")
+    s.add_argument("--subject", help="with approve: correct the subject first")
+    s.add_argument("--relation", help="with approve: correct the relation first")
+    s.add_argument("--object", help="with approve: correct the value first")
+    s.add_argument("--json", action="store_true")
+
+
+def add_forget(sub: Any) -> None:
+    s = sub.add_parser("forget", help="retract a fact (kept for audit, no longer retrieved)")
+    s.add_argument("id", type=int, help="the fact's id (#N in query or history output)")
+    s.add_argument("--json", action="store_true")
+
+
+def add_contest(sub: Any) -> None:
+    s = sub.add_parser(
+        "contest", help="mark a current fact wrong in review (optionally with the right value)",
+        description="A reviewer's correction: the fact stops being valid now and stays in its "
+                    "key's history with the reason; with --value, a reviewer-stated row holds "
+                    "the key's value from now on.")
+    s.add_argument("id", type=int, help="the current fact's id")
+    s.add_argument("--reason", required=True, help="why it is wrong")
+    s.add_argument("--value", help="the right value, when known")
+    s.add_argument("--json", action="store_true")
+
+
+def cmd_quarantine(args: argparse.Namespace) -> int:
+    with open_engine(args) as eng:
+        if args.action == "list":
+            rows = eng.quarantined()
+            if args.json:
+                emit_json([a.to_dict() for a in rows])
+            elif not rows:
+                print("the review queue is empty")
+            for a in rows if not args.json else ():
+                print(f"{fmt_row(a)}\n        confidence {a.confidence:.2f}, {a.method}")
+            return 0
+        if args.id is None:
+            raise CliError(f"quarantine {args.action} needs an assertion id")
+        if args.action == "approve":
+            act = eng.approve(args.id, args.subject, args.relation, args.object)
+            out: Any = act.to_dict()
+            line = f"{act.action.value} #{act.assertion_id}"
+        else:
+            a = eng.reject(args.id)
+            out, line = a.to_dict(), f"rejected #{a.id}"
+    emit_json(out) if args.json else print(line)
+    return 0
+
+
+def cmd_forget(args: argparse.Namespace) -> int:
+    with open_engine(args) as eng:
+        a = eng.forget(args.id)
+    emit_json(a.to_dict()) if args.json else print(f"retracted #{a.id}: {a.text}")
+    return 0
+
+
+def cmd_contest(args: argparse.Namespace) -> int:
+    with open_engine(args) as eng:
+        rows = eng.contest(args.id, args.reason, right_value=args.value)
+    if args.json:
+        emit_json([r.to_dict() for r in rows])
+        return 0
+    print(f"contested #{rows[0].id}: {rows[0].status.value}, valid until "
+          f"{fmt_time(rows[0].valid_to)} ({rows[0].reason})")
+    if len(rows) > 1:
+        print(f"now: #{rows[1].id} {rows[1].subject} · {rows[1].relation} = {rows[1].object}"
+              " (stated in review)")
+    return 0
+
+
+COMMANDS = {"quarantine": cmd_quarantine, "forget": cmd_forget, "contest": cmd_contest}
