@@ -477,7 +477,7 @@ def ledger_id(db: Path | str) -> str:
     """How a running endpoint names its ledger: a file's full path, a team ledger's URI
     without its password."""
     if isinstance(db, str):
-        from .engine.store_pg import redact_dsn
+        from .engine.ledger.pg import redact_dsn
 
         return redact_dsn(db)
     return str(Path(db).resolve())
@@ -572,7 +572,7 @@ def space_of(args: argparse.Namespace) -> str | None:
         name = os.environ.get(SPACE_ENV) or None
     if name is None:
         return None
-    from .engine.write import normalize_space
+    from .engine.ledger.keys import normalize_space
 
     try:
         return normalize_space(name)
@@ -1001,7 +1001,7 @@ def cmd_spaces(args: argparse.Namespace) -> int:
 
 
 def cmd_move(args: argparse.Namespace) -> int:
-    from .engine.write import normalize_space
+    from .engine.ledger.keys import normalize_space
 
     try:
         target = normalize_space(args.target)
@@ -1303,7 +1303,7 @@ def _copy_ledger(source: Path | str, target: Path | str, space: str | None,
 
 
 def _team(args: argparse.Namespace) -> str:
-    from .engine.store_pg import is_dsn
+    from .engine.ledger.pg import is_dsn
 
     if not is_dsn(args.team):
         raise CliError(f"{args.team!r} is not a team ledger: give a "

@@ -161,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    from memstrata_app.engine.embedders import resolve_embedder
+    from memstrata_app.engine.retrieve.embedders import resolve_embedder
 
     from .conversations import SETS, available_sets, run_sets
     from .systems import CachedEmbedder

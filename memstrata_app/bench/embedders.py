@@ -96,7 +96,7 @@ def _child(spec: str, queries: list[str], batch: list[str]) -> dict[str, Any]:
 
 
 def _folder_mb(spec: str) -> float | None:
-    from memstrata_app.engine.embedders import local_model_dir, static_model_dir
+    from memstrata_app.engine.retrieve.embedders import local_model_dir, static_model_dir
 
     folder = {"local": local_model_dir, "static": static_model_dir}.get(spec.split(":")[0])
     if folder is None:

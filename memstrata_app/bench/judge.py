@@ -198,7 +198,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         _, pairs = jc.split(jc.load_pairs())
         if not args.no_mined and pairs:
-            from memstrata_app.engine.embedders import shared_local_embedder
+            from memstrata_app.engine.retrieve.embedders import shared_local_embedder
 
             emb = shared_local_embedder()
             vo, vn = emb.embed([p.old for p in pairs]), emb.embed([p.new for p in pairs])

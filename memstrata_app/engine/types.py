@@ -10,6 +10,11 @@ from typing import NewType
 
 AssertionId = NewType("AssertionId", int)
 
+# Permission labels, least to most restricted (governance/labels.py holds their rules). A
+# restricted row is never injected nor returned by recall/query; audit views show it.
+LABELS = ("normal", "sensitive", "restricted")
+RESTRICTED = "restricted"
+
 
 class Status(StrEnum):
     """Lifecycle of one ledger row."""

@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 from memstrata_app.engine import EmbedderMismatch, EngineError, MemoryEngine
-from memstrata_app.engine.embedders import (
+from memstrata_app.engine.retrieve.embedders import (
     STATIC_NAME,
     StaticEmbedder,
     resolve_embedder,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from memstrata_app.engine.sanitize import fold, neutralize
+from memstrata_app.engine.governance.sanitize import fold, neutralize
 from tests.support.ollama_standin import OllamaStandIn
 
 OPEN, CLOSE = "<memstrata-memory>", "</memstrata-memory>"
