@@ -210,7 +210,7 @@ def judge_name(on: str) -> str:
 
 def extractor_for(spec: str, approve: bool) -> tuple[Any, str | None]:
     """(Extractor, None) for `ollama:MODEL` when that model answers, else (None, why)."""
-    from memstrata_app.engine.understand.llm_tier import probe
+    from memstrata_app.engine.understand.ollama_client import probe
 
     from .conversations import Extractor
 

@@ -28,7 +28,7 @@ import json, os, sys, time
 t0 = time.perf_counter()
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-from memstrata_app.engine.embedders import resolve_embedder
+from memstrata_app.engine.retrieve.embedders import resolve_embedder
 
 def rss_mb():
     with open("/proc/self/status") as f:

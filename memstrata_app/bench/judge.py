@@ -187,7 +187,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    from memstrata_app.engine.understand.judge import default_thresholds, resolve_judge
+    from memstrata_app.engine.understand.candidates import resolve_judge
+    from memstrata_app.engine.understand.judge import default_thresholds
 
     judge, why = resolve_judge(args.backend)
     if judge is None:

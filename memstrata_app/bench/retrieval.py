@@ -3,7 +3,7 @@ embedder, on the same ledgers.
 
 For each embedder (default: `local`, all-MiniLM-L6-v2, and `static`, its model2vec
 distillation) it loads each ledger once and asks every question twice — with the engine's
-lexical side off (cosine alone) and on (engine/lexical.py) — and reports:
+lexical side off (cosine alone) and on (engine/retrieve/lexical.py) — and reports:
 
 - **suite**: the generated suite of `memstrata bench` (current value present, stale value
   present, as-of accuracy, static recall, near-duplicate recall, renames, multi-valued);

@@ -223,7 +223,7 @@ class Hit:
 
     `score`: the cosine between the question and the sentence, plus (hybrid retrieval, the
     default) 0.5 x the IDF-weighted share of the question's terms the sentence holds
-    (engine/lexical.py, docs/RETRIEVAL.md); with `hybrid` off, the cosine alone."""
+    (retrieve/lexical.py, docs/RETRIEVAL.md); with `hybrid` off, the cosine alone."""
 
     text: str
     score: float

@@ -171,7 +171,7 @@ def test_cli_runs_an_items_set_end_to_end(
     (tmp_path / "conversations" / "dev.json").write_text(json.dumps(
         [_item(), _item(id="port-2", family="other")]))
     monkeypatch.setattr(conv, "DATA", tmp_path)
-    monkeypatch.setattr("memstrata_app.engine.embedders.shared_local_embedder",
+    monkeypatch.setattr("memstrata_app.engine.retrieve.embedders.shared_local_embedder",
                         lambda: emb.inner)
     assert conv.available_sets() == ["dev"]
     assert cli.main(["conversations", "--set", "all", "--limit", "1", "--verbose"]) == 0

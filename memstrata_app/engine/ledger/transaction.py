@@ -136,7 +136,7 @@ def find_duplicate(ctx: WriteContext, text_hash: str) -> int | None:
 
 def lock_key(ctx: WriteContext, key: str) -> None:
     """Hold `key` until this write commits, where other writers share the ledger (a team
-    ledger on PostgreSQL: store_pg.py); SQLite's one writer holds the whole file already."""
+    ledger on PostgreSQL: pg.py); SQLite's one writer holds the whole file already."""
     lock = getattr(ctx.conn, "lock_key", None)
     if lock is not None:
         lock(key)

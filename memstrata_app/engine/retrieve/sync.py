@@ -162,7 +162,7 @@ class IndexSync:
         vto = np.fromiter((np.inf if r[2] is None else r[2] for r in rows), np.float64, count=n)
         ok = np.array([Status(str(r[3])) in RETRIEVABLE and r[6] != RESTRICTED for r in rows],
                       dtype=bool)
-        blob = b"".join(bytes(r[4]) for r in rows)  # type: ignore[arg-type]
+        blob = b"".join(bytes(r[4]) for r in rows)
         vecs = (np.frombuffer(blob, dtype=np.float32).reshape(n, dim)
                 if n else np.zeros((0, dim), dtype=np.float32))
         index.load(ids, vecs, vfrom, vto, ok, gen, [str(r[5]) for r in rows])

@@ -18,8 +18,17 @@ from ..retrieve.retriever import Retriever
 from ..timeutil import to_ts
 from ..types import EngineError, IngestAction
 from .extract import text_hash
-from .judge import Judge, JudgedPair, Thresholds, builtin_judge, default_thresholds, resolve_judge
+from .judge import (
+    Judge,
+    JudgedPair,
+    Thresholds,
+    builtin_judge,
+    default_thresholds,
+    judge_dir,
+)
+from .judge_ollama import OllamaJudge
 from .judging import apply_judgement
+from .ollama_client import probe
 from .statements import Statement, dt
 
 log = logging.getLogger(__name__)
@@ -29,6 +38,22 @@ log = logging.getLogger(__name__)
 # updates: the floor keeps 96% of them, six candidates hold the true one 85% of the time
 JUDGE_CANDIDATES = 6
 JUDGE_FLOOR = 0.35
+
+
+def resolve_judge(spec: str, host: str | None = None) -> tuple[Judge | None, str | None]:
+    """(judge, None) for "builtin" or "ollama:MODEL" when it can answer, else (None, why)."""
+    if spec in ("builtin", "auto"):
+        j = builtin_judge()
+        return (j, None) if j is not None else (
+            None, f"the built-in judge is not installed in {judge_dir()}"
+                  " (scripts/train_judge.py builds it)")
+    if spec.startswith("ollama:") and spec != "ollama:":
+        model = spec.split(":", 1)[1]
+        why = probe(model, host)
+        if why:
+            return None, f"the Ollama judge cannot run: {why}"
+        return OllamaJudge(model, host), None
+    return None, f"unknown judge backend {spec!r}: use builtin or ollama:MODEL"
 
 
 class Judging:

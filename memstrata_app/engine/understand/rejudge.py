@@ -38,7 +38,7 @@ def find(judging: Judging, ledger: Ledger, space: str | None = None,
     judge = judging.judge
     if judge is None:
         raise EngineError("rejudge needs the update judge (the update_judge setting is off)")
-    where, params = "", ()
+    where, params = "", tuple[str, ...]()
     if space is not None:
         where, params = " AND a.space=?", (space,)
     rows = ledger.readers.query(
