@@ -186,7 +186,7 @@ def run_size(n: int, seed: int, queries: int, ledgers: Ledgers, runs: int,
         eng.retrieve(qs[0])  # loads the index
         emb.frozen = True  # every timed retrieve embeds its query, as a user's would
         qv = model.embed(qs)
-        index = eng._sync_index()
+        index = eng.retriever.index()
         now = time.time()
         lat, vec_lat, search, base_lat = [], [], [], []
         rows = index._vecs[: len(index)]

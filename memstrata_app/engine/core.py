@@ -25,7 +25,6 @@ from .ledger.keys import read_spaces, space_name
 from .ledger.ledger import Ledger
 from .metrics import Metrics
 from .retrieve.embedders import Embedder, recorded_embedder
-from .retrieve.index import VectorIndex
 from .retrieve.retriever import Retriever, check_query
 from .types import (
     Assertion,
@@ -93,21 +92,14 @@ class MemoryEngine:
         self._ranking = self.retriever.ranking
         self._judging = self.understanding.judging
 
-    # --- what tests and the app read of the store directly ----------------------------------
+    # --- what tests and the app's known-at views read of the store directly ----------------
     @property
     def _readers(self) -> Any:
         return self.ledger.readers
 
     @property
-    def _writer(self) -> Any:
-        return self.ledger.writer
-
-    @property
     def _listener(self) -> Any:
         return self.ledger.listener
-
-    def _sync_index(self) -> VectorIndex:
-        return self.retriever.index()
 
     @property
     def backend(self) -> str:
