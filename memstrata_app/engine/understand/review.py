@@ -169,7 +169,7 @@ class Review:
         return out
 
     def quarantined_row(self, assertion_id: int,
-                         ctx: WriteContext | None = None) -> Assertion:
+                        ctx: WriteContext | None = None) -> Assertion:
         if ctx is None:
             a = self.ledger.get(assertion_id)
         else:
