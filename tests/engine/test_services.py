@@ -149,3 +149,16 @@ def test_the_pipeline_writes_statements_the_retriever_then_finds(ledger: Ledger)
     assert (chain_old.object, chain_new.object) == ("8080", "9090")
     hits = retriever.retrieve("auth port", k=1)
     assert hits[0].object == "9090"
+
+
+def test_the_model_folders_are_the_packages_resources(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The static embedder and the judge are found where packaging puts them
+    (`memstrata_app/resources/`, pyproject's package-data), wherever their modules live."""
+    from memstrata_app.engine.retrieve.embedders import STATIC_MODEL_ENV, static_model_dir
+    from memstrata_app.engine.understand.judge import JUDGE_ENV, judge_dir
+
+    monkeypatch.delenv(STATIC_MODEL_ENV, raising=False)
+    monkeypatch.delenv(JUDGE_ENV, raising=False)
+    resources = Path(__file__).resolve().parents[2] / "memstrata_app" / "resources"
+    assert static_model_dir() == resources / "static-minilm-m2v"
+    assert judge_dir() == resources / "judge"

@@ -109,7 +109,7 @@ def static_model_dir() -> Path:
     env = os.environ.get(STATIC_MODEL_ENV)
     if env:
         return Path(env).expanduser()
-    return Path(__file__).resolve().parents[1] / "resources" / STATIC_MODEL_FOLDER
+    return Path(__file__).resolve().parents[2] / "resources" / STATIC_MODEL_FOLDER
 
 
 class StaticEmbedder:
