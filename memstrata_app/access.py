@@ -13,7 +13,7 @@ import secrets
 from pathlib import Path
 
 from . import paths
-from .engine.files import PRIVATE_FILE, restrict
+from .engine.ledger.files import PRIVATE_FILE, restrict
 
 log = logging.getLogger(__name__)
 

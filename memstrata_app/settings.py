@@ -79,13 +79,13 @@ def _model(v: Any) -> str:
 
 
 def _authority_order(v: Any) -> str:
-    from .engine.governance import parse_authority_order
+    from .engine.governance.authority import parse_authority_order
 
     return " > ".join(parse_authority_order(str(v)))
 
 
 def _retention(v: Any) -> str:
-    from .engine.governance_ops import parse_retention
+    from .engine.governance.retention import parse_retention
 
     parse_retention(str(v))
     return str(v).strip()
@@ -94,8 +94,8 @@ def _retention(v: Any) -> str:
 def apply_governance(engine: Any, settings: Any) -> None:
     """The settings' authority order, retention rules and retrieval mode, in force on
     `engine`."""
-    from .engine.governance import parse_authority_order
-    from .engine.governance_ops import parse_retention
+    from .engine.governance.authority import parse_authority_order
+    from .engine.governance.retention import parse_retention
 
     engine.authority_order = parse_authority_order(str(settings.get("authority_order")))
     engine.retention = parse_retention(str(settings.get("retention")))

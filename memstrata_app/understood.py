@@ -71,7 +71,7 @@ def action_word(a: Any) -> str:
 
 def key_text(a: Any) -> str:
     """What an action is about: "orders API · port · prod = 9090", or what kind of text."""
-    from .engine.write import key_label
+    from .engine.ledger.keys import key_label
 
     if a.subject:
         label = key_label(a.subject, a.relation, a.context)

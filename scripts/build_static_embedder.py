@@ -90,7 +90,7 @@ def build(out: Path, pca_dims: int) -> dict:
                  ("TOKENIZERS_PARALLELISM", "false"), ("HF_HUB_DISABLE_PROGRESS_BARS", "1"),
                  ("TRANSFORMERS_VERBOSITY", "error"), ("TQDM_DISABLE", "1")):
         os.environ[k] = v
-    from memstrata_app.engine.embedders import local_model_dir
+    from memstrata_app.engine.retrieve.embedders import local_model_dir
 
     try:
         from model2vec.distill import distill
@@ -135,7 +135,7 @@ def _size(folder: Path) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from memstrata_app.engine.embedders import local_model_dir, static_model_dir
+    from memstrata_app.engine.retrieve.embedders import local_model_dir, static_model_dir
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", type=Path, default=None,

@@ -44,7 +44,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from memstrata_app.bench import judge_corpus as jc  # noqa: E402
-from memstrata_app.engine.embedders import local_model_dir  # noqa: E402
+from memstrata_app.engine.retrieve.embedders import local_model_dir  # noqa: E402
 from memstrata_app.engine.understand.judge import LABELS, MAX_TOKENS, softmax  # noqa: E402
 
 DEFAULT_OUT = ROOT / "memstrata_app" / "resources" / "judge"

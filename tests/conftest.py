@@ -36,7 +36,7 @@ def real_ollama_host() -> str:
 @pytest.fixture(scope="session")
 def local_embedder():
     """The real all-MiniLM-L6-v2, loaded once for the whole run."""
-    from memstrata_app.engine.embedders import shared_local_embedder
+    from memstrata_app.engine.retrieve.embedders import shared_local_embedder
 
     emb = shared_local_embedder()
     emb.load()

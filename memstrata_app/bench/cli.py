@@ -72,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     opts = _parser().parse_args(args)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    from memstrata_app.engine.embedders import resolve_embedder
+    from memstrata_app.engine.retrieve.embedders import resolve_embedder
 
     from . import report as rep
     from .runner import run

@@ -163,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    from memstrata_app.engine.embedders import resolve_embedder
+    from memstrata_app.engine.retrieve.embedders import resolve_embedder
 
     from .conversations import SETS, available_sets, run_sets
     from .systems import CachedEmbedder
@@ -212,7 +212,7 @@ def judge_name(on: str) -> str:
 
 def extractor_for(spec: str, approve: bool) -> tuple[Any, str | None]:
     """(Extractor, None) for `ollama:MODEL` when that model answers, else (None, why)."""
-    from memstrata_app.engine.understand.llm_tier import probe
+    from memstrata_app.engine.understand.ollama_client import probe
 
     from .conversations import Extractor
 

@@ -28,7 +28,7 @@ import json, os, sys, time
 t0 = time.perf_counter()
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-from memstrata_app.engine.embedders import resolve_embedder
+from memstrata_app.engine.retrieve.embedders import resolve_embedder
 
 def rss_mb():
     with open("/proc/self/status") as f:
@@ -96,7 +96,7 @@ def _child(spec: str, queries: list[str], batch: list[str]) -> dict[str, Any]:
 
 
 def _folder_mb(spec: str) -> float | None:
-    from memstrata_app.engine.embedders import local_model_dir, static_model_dir
+    from memstrata_app.engine.retrieve.embedders import local_model_dir, static_model_dir
 
     folder = {"local": local_model_dir, "static": static_model_dir}.get(spec.split(":")[0])
     if folder is None:

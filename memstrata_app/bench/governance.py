@@ -91,7 +91,7 @@ def inheritance(eng: Any, _dir: Path) -> list[Check]:
 
 
 def retention(eng: Any, _dir: Path) -> list[Check]:
-    from memstrata_app.engine.governance_ops import parse_retention
+    from memstrata_app.engine.governance.retention import parse_retention
 
     eng.retention = parse_retention("assistant=30d")
     a = eng.ingest("The build cache bucket is ci-cache-3.", source="mcp").actions[0]
@@ -148,7 +148,7 @@ CASES: dict[str, Callable[[Any, Path], list[Check]]] = {
 
 def run(embedder: Any = None) -> dict[str, list[Check]]:
     from memstrata_app.engine import MemoryEngine
-    from memstrata_app.engine.embedders import shared_local_embedder
+    from memstrata_app.engine.retrieve.embedders import shared_local_embedder
 
     emb = embedder or shared_local_embedder()
     out = {}

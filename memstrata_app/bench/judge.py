@@ -188,7 +188,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    from memstrata_app.engine.understand.judge import default_thresholds, resolve_judge
+    from memstrata_app.engine.understand.candidates import resolve_judge
+    from memstrata_app.engine.understand.judge import default_thresholds
 
     judge, why = resolve_judge(args.backend)
     if judge is None:
@@ -199,7 +200,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         _, pairs = jc.split(jc.load_pairs())
         if not args.no_mined and pairs:
-            from memstrata_app.engine.embedders import shared_local_embedder
+            from memstrata_app.engine.retrieve.embedders import shared_local_embedder
 
             emb = shared_local_embedder()
             vo, vn = emb.embed([p.old for p in pairs]), emb.embed([p.new for p in pairs])

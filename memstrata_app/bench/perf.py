@@ -28,9 +28,9 @@ from typing import Any
 import numpy as np
 
 from ..engine import MemoryEngine
-from ..engine.embedders import LOCAL_NAME, shared_local_embedder
-from ..engine.index import cosine_scores
 from ..engine.metrics import percentile
+from ..engine.retrieve.embedders import LOCAL_NAME, shared_local_embedder
+from ..engine.retrieve.index import cosine_scores
 
 SERVICES = ["auth", "billing", "search", "payments", "gateway", "reports", "ledger", "notify",
             "upload", "export", "scheduler", "metrics", "profile", "orders", "catalog"]
@@ -186,7 +186,7 @@ def run_size(n: int, seed: int, queries: int, ledgers: Ledgers, runs: int,
         eng.retrieve(qs[0])  # loads the index
         emb.frozen = True  # every timed retrieve embeds its query, as a user's would
         qv = model.embed(qs)
-        index = eng._sync_index()
+        index = eng.retriever.index()
         now = time.time()
         lat, vec_lat, search, base_lat = [], [], [], []
         rows = index._vecs[: len(index)]
@@ -265,7 +265,7 @@ def main(argv: list[str] | None = None) -> int:
     sizes = [int(x) for x in args.sizes.split(",") if x.strip()]
     t = time.perf_counter()
     if args.embedder == "static":
-        from ..engine.embedders import shared_static_embedder
+        from ..engine.retrieve.embedders import shared_static_embedder
 
         model: Any = shared_static_embedder()
         model.embed(["warm up"])
@@ -282,7 +282,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="memstrata-perf-") as tmp:
         ledgers = Ledgers(Path(tmp), args.db)
         if args.db:
-            from ..engine.store_pg import describe
+            from ..engine.ledger.pg import describe
 
             print(f"ledger: {describe(args.db)} (a fresh schema per ledger)")
         else:

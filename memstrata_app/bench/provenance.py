@@ -11,9 +11,16 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 HELD_OUT = "memstrata_app/bench/generators/heldout.py"
-EXTRACTOR = ("memstrata_app/engine/extract*.py", "memstrata_app/engine/normalize*.py",
+EXTRACTOR = ("memstrata_app/engine/understand/extract*.py",
+             "memstrata_app/engine/understand/normalize*.py",
+             "memstrata_app/engine/understand/vocabulary*.py",
+             "memstrata_app/engine/understand/rules/*.py",
+             "memstrata_app/engine/understand/slots.py",  # everything that turns a sentence
+             # into a key; and where those files were before the engine had its folders, so
+             # that a commit from then is still compared with the same files
+             "memstrata_app/engine/extract*.py", "memstrata_app/engine/normalize*.py",
              "memstrata_app/engine/vocabulary*.py", "memstrata_app/engine/rules/*.py",
-             "memstrata_app/engine/slots.py")  # everything that turns a sentence into a key
+             "memstrata_app/engine/slots.py")
 
 
 def _git(*args: str) -> str | None:

@@ -3,7 +3,7 @@ embedder, on the same ledgers.
 
 For each embedder (default: `local`, all-MiniLM-L6-v2, and `static`, its model2vec
 distillation) it loads each ledger once and asks every question twice — with the engine's
-lexical side off (cosine alone) and on (engine/lexical.py) — and reports:
+lexical side off (cosine alone) and on (engine/retrieve/lexical.py) — and reports:
 
 - **suite**: the generated suite of `memstrata bench` (current value present, stale value
   present, as-of accuracy, static recall, near-duplicate recall, renames, multi-valued);
@@ -166,7 +166,7 @@ def conversations(emb: Any, k: int, log: Log) -> dict[str, Any]:
 
 def run(embedders: list[str], seed: int, quick: bool, k: int, log: Log,
         with_conversations: bool = True) -> dict[str, Any]:
-    from memstrata_app.engine.embedders import resolve_embedder
+    from memstrata_app.engine.retrieve.embedders import resolve_embedder
 
     from .systems import CachedEmbedder
 
@@ -245,7 +245,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--write-docs", type=Path, metavar="MD",
                    help="replace the retrieval section of this Markdown file")
     args = p.parse_args(argv)
-    from memstrata_app.engine import lexical
+    from memstrata_app.engine.retrieve import lexical
 
     lexical.FUSION = args.fusion  # every engine opened from here on fuses this way
     if args.weight is not None:

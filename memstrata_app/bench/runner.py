@@ -63,7 +63,7 @@ def run(seed: int = 7, quick: bool = False, k: int = 5, embedder: Any = None,
     t_start = time.perf_counter()
     data = build(seed, quick, scale)
     if embedder is None:
-        from memstrata_app.engine.embedders import shared_local_embedder
+        from memstrata_app.engine.retrieve.embedders import shared_local_embedder
 
         embedder = shared_local_embedder()
     emb = CachedEmbedder(embedder)

@@ -11,7 +11,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ..engine.index import cosine_scores
+from ..engine.retrieve.index import cosine_scores
 from .generators import Statement
 
 RECENCY_POOL = 4  # recency_rag considers the cosine top (RECENCY_POOL * k) candidates ...

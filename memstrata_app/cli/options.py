@@ -78,7 +78,7 @@ def space_of(args: argparse.Namespace) -> str | None:
         name = os.environ.get(SPACE_ENV) or None
     if name is None:
         return None
-    from ..engine.write import normalize_space
+    from ..engine.ledger.keys import normalize_space
 
     try:
         return normalize_space(name)

@@ -53,7 +53,7 @@ def ledger_id(db: Path | str) -> str:
     """How a running endpoint names its ledger: a file's full path, a team ledger's URI
     without its password."""
     if isinstance(db, str):
-        from ..engine.store_pg import redact_dsn
+        from ..engine.ledger.pg import redact_dsn
 
         return redact_dsn(db)
     return str(Path(db).resolve())

@@ -49,7 +49,7 @@ def cmd_spaces(args: argparse.Namespace) -> int:
 
 
 def cmd_move(args: argparse.Namespace) -> int:
-    from ..engine.write import normalize_space
+    from ..engine.ledger.keys import normalize_space
 
     try:
         target = normalize_space(args.target)

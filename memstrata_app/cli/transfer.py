@@ -170,7 +170,7 @@ def _copy_ledger(source: Path | str, target: Path | str, space: str | None,
 
 
 def _team(args: argparse.Namespace) -> str:
-    from ..engine.store_pg import is_dsn
+    from ..engine.ledger.pg import is_dsn
 
     if not is_dsn(args.team):
         raise CliError(f"{args.team!r} is not a team ledger: give a "

@@ -10,6 +10,11 @@ from typing import NewType
 
 AssertionId = NewType("AssertionId", int)
 
+# Permission labels, least to most restricted (governance/labels.py holds their rules). A
+# restricted row is never injected nor returned by recall/query; audit views show it.
+LABELS = ("normal", "sensitive", "restricted")
+RESTRICTED = "restricted"
+
 
 class Status(StrEnum):
     """Lifecycle of one ledger row."""
@@ -218,7 +223,7 @@ class Hit:
 
     `score`: the cosine between the question and the sentence, plus (hybrid retrieval, the
     default) 0.5 x the IDF-weighted share of the question's terms the sentence holds
-    (engine/lexical.py, docs/RETRIEVAL.md); with `hybrid` off, the cosine alone."""
+    (retrieve/lexical.py, docs/RETRIEVAL.md); with `hybrid` off, the cosine alone."""
 
     text: str
     score: float

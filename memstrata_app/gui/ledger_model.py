@@ -35,7 +35,7 @@ ASSERTION_ROLE = Qt.ItemDataRole.UserRole + 1
 def _known_where(engine: Any, flt: Any, known_at: Any) -> tuple[str, list[Any]]:
     """The listing's WHERE clause for the ledger as known at `known_at`: rows recorded by then,
     with the status filter applied to each row's status as known then (its last version)."""
-    from memstrata_app.engine.queries import where
+    from memstrata_app.engine.ledger.queries import where
     from memstrata_app.engine.timeutil import to_ts
 
     statuses = tuple(getattr(s, "value", s) for s in (getattr(flt, "statuses", ()) or ()))
@@ -65,8 +65,8 @@ def list_rows(engine: Any, flt: Any, offset: int, limit: int, order: str, descen
     with the status, validity and label it had then (a later correction not yet applied)."""
     if known_at is None or getattr(engine, "_readers", None) is None:
         return list(engine.list_assertions(flt, offset, limit, order, descending))
-    from memstrata_app.engine.queries import ORDERS
-    from memstrata_app.engine.store import COLUMNS, row_to_assertion
+    from memstrata_app.engine.ledger.queries import ORDERS
+    from memstrata_app.engine.ledger.schema import COLUMNS, row_to_assertion
 
     col = ORDERS.get(order, "id")
     w, params = _known_where(engine, flt, known_at)

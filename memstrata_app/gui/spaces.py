@@ -141,7 +141,7 @@ class MoveDialog(QDialog):
 
     def chosen(self) -> str:
         """The normalized target space name (accept() has checked it)."""
-        from memstrata_app.engine.write import normalize_space
+        from memstrata_app.engine.ledger.keys import normalize_space
 
         return normalize_space(self.target.currentText())
 

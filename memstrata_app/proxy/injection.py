@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from ..engine.sanitize import defuse
+from ..engine.governance.sanitize import defuse
 from .toolspeak import person_words
 
 BLOCK_OPEN = "<memstrata-memory>"

@@ -14,8 +14,8 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from ..engine import EngineError, LedgerFilter, NotFound, Status
+from ..engine.ledger.keys import normalize_space
 from ..engine.timeutil import parse_time as engine_time
-from ..engine.write import normalize_space
 from .bodies import BadBody, BodyTooLarge, ClientDisconnect, client_gone, parse_object, read_body
 from .dialects import MEMSTRATA
 from .limits import DEFAULT_LIMITS, Limits

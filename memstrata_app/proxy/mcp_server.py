@@ -16,7 +16,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 
 from .. import access
 from ..engine import EngineError
-from ..engine.sanitize import defuse
+from ..engine.governance.sanitize import defuse
 from ..engine.timeutil import parse_time as engine_time
 from . import mcp_stdio
 from .limits import DEFAULT_LIMITS

@@ -10,7 +10,7 @@ from typing import Any
 
 from starlette.concurrency import run_in_threadpool
 
-from ..engine.write import GLOBAL
+from ..engine.ledger.keys import GLOBAL
 from .injection import Turns, format_block, relevant
 
 __all__ = ["MemoryService", "Recall", "Turns", "warm_up_in_background"]

@@ -38,7 +38,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path, PurePath, PurePosixPath, PureWindowsPath
 from typing import Any
 
-from ..engine.write import GLOBAL, normalize_space
+from ..engine.ledger.keys import GLOBAL, normalize_space
 from .injection import strip_block, text_parts
 
 __all__ = ["GLOBAL", "KEY_PREFIX", "SPACE_HEADER", "BadSpace", "name_for_path",

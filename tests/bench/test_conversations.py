@@ -178,7 +178,7 @@ def test_cli_runs_an_items_set_end_to_end(
     (tmp_path / "conversations" / "dev.json").write_text(json.dumps(
         [_item(), _item(id="port-2", family="other")]))
     monkeypatch.setattr(conv, "DATA", tmp_path)
-    monkeypatch.setattr("memstrata_app.engine.embedders.shared_local_embedder",
+    monkeypatch.setattr("memstrata_app.engine.retrieve.embedders.shared_local_embedder",
                         lambda: emb.inner)
     assert conv.available_sets() == ["dev"]
     assert cli.main(["conversations", "--set", "all", "--limit", "1", "--verbose"]) == 0
@@ -195,7 +195,7 @@ def test_cli_runs_an_items_set_end_to_end(
 def test_cli_embedder_option_replays_with_the_static_model(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
-    from memstrata_app.engine.embedders import static_model_dir
+    from memstrata_app.engine.retrieve.embedders import static_model_dir
 
     if not (static_model_dir() / "model.safetensors").is_file():
         pytest.skip("the static embedder is not built (scripts/build_static_embedder.py)")

@@ -22,7 +22,7 @@ def test_identifier_questions_rank_their_statement_first_more_often_with_terms(
 
 @pytest.mark.slow
 def test_the_report_and_its_docs_section(tmp_path: Path, local_embedder, monkeypatch) -> None:
-    from memstrata_app.engine import embedders
+    from memstrata_app.engine.retrieve import embedders
 
     monkeypatch.setattr(embedders, "resolve_embedder", lambda spec, *a, **k: local_embedder)
     doc = tmp_path / "R.md"

@@ -6,7 +6,8 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from memstrata_app.engine.extract import (
+from memstrata_app.engine.types import Cardinality, Extraction
+from memstrata_app.engine.understand.extract import (
     DEFAULT_VOCABULARY,
     extract,
     normalize_entity,
@@ -16,7 +17,6 @@ from memstrata_app.engine.extract import (
     split_sentences,
     text_hash,
 )
-from memstrata_app.engine.types import Cardinality, Extraction
 
 AT = datetime(2026, 6, 15, 12, 0, tzinfo=UTC)  # a Monday
 

@@ -101,7 +101,7 @@ def test_the_assistant_does_not_retire_what_the_user_said(engine):
 
 def test_the_user_retires_what_the_assistant_said_and_the_order_is_a_setting(engine):
     from memstrata_app.engine import Action
-    from memstrata_app.engine.governance import parse_authority_order
+    from memstrata_app.engine.governance.authority import parse_authority_order
 
     engine.ingest("The cache TTL is 60 seconds.", source="mcp", at=day(0))
     act = engine.ingest("The cache TTL is 120 seconds.", source="cli", at=day(1)).actions[0]
@@ -129,7 +129,7 @@ def test_a_fact_derived_from_a_restricted_statement_stays_restricted(engine):
 
 # --- retention and legal hold -------------------------------------------------------------
 def test_unconfirmed_assistant_facts_expire_and_a_hold_keeps_them(engine):
-    from memstrata_app.engine.governance_ops import parse_retention
+    from memstrata_app.engine.governance.retention import parse_retention
 
     engine.retention = parse_retention("assistant=30d")
     a = engine.ingest("The build cache bucket is ci-cache-3.", source="mcp").actions[0]

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from memstrata_app.engine import lexical
+from memstrata_app.engine.retrieve import lexical
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 

@@ -19,7 +19,7 @@ PROBE = textwrap.dedent(f"""
                 raise ImportError(f"blocked in this test: {{name}}")
     sys.meta_path.insert(0, Block())
     import memstrata_app.engine as e
-    import memstrata_app.engine.core, memstrata_app.engine.write_ops
+    import memstrata_app.engine.core, memstrata_app.engine.understand.pipeline
     bad = [m for m in sys.modules if m.split('.')[0] in {BLOCKED!r}
            or m.startswith(('memstrata_app.gui', 'memstrata_app.proxy'))]
     print("LOADED", bad)

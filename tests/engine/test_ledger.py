@@ -20,7 +20,7 @@ from memstrata_app.engine import (
     StoreCorrupt,
     StoreLocked,
 )
-from memstrata_app.engine.store import SCHEMA_VERSION
+from memstrata_app.engine.ledger.schema import SCHEMA_VERSION
 
 
 def test_schema_wal_and_embedder_are_recorded(engine):
@@ -71,7 +71,7 @@ def test_corrupt_file_is_a_clear_error(tmp_path):
 
 def test_locked_ledger_is_a_clear_error_and_loses_nothing(tmp_path, local_embedder,
                                                           monkeypatch):
-    from memstrata_app.engine import store
+    from memstrata_app.engine.ledger import sqlite as store
 
     monkeypatch.setattr(store, "BUSY_TIMEOUT_MS", 100)
     engine = MemoryEngine.open(tmp_path / "locked.db", embedder=local_embedder)
@@ -152,7 +152,7 @@ def test_sigkill_mid_ingest_loses_no_acknowledged_fact(tmp_path):
 
 
 def test_an_older_ledger_is_migrated_in_place(tmp_path, local_embedder):
-    from memstrata_app.engine.store import MIGRATIONS
+    from memstrata_app.engine.ledger.schema import MIGRATIONS
 
     path = tmp_path / "v1.db"
     c = apsw.Connection(str(path))

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from memstrata_app.engine import Action, Status
-from memstrata_app.engine.slots import frame_extraction, is_request
+from memstrata_app.engine.understand.slots import frame_extraction, is_request
 
 T0 = datetime(2026, 4, 1, tzinfo=UTC)
 

@@ -127,7 +127,7 @@ def test_an_older_ledger_migrates_into_the_global_space(tmp_path, local_embedder
 def test_the_write_path_keeps_its_selective_indexes(engine):
     """A space has low selectivity: the duplicate look-up must not pick its index (at 100k
     rows that turned every write into a scan)."""
-    from memstrata_app.engine.write import DUPLICATE_SQL
+    from memstrata_app.engine.ledger.transaction import DUPLICATE_SQL
 
     engine.ingest("The API port is 3000.", at=day(0), space="shop")
     conn = apsw.Connection(str(engine.path))

@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 from memstrata_app.engine import EmbedderMismatch, EngineError, MemoryEngine
-from memstrata_app.engine.embedders import (
+from memstrata_app.engine.retrieve.embedders import (
     STATIC_NAME,
     StaticEmbedder,
     resolve_embedder,
@@ -153,7 +153,7 @@ PROBE = textwrap.dedent("""
             if name.split('.')[0] in HEAVY:
                 raise ImportError(f"blocked in this test: {name}")
     sys.meta_path.insert(0, Block())
-    from memstrata_app.engine.embedders import StaticEmbedder, resolve_embedder
+    from memstrata_app.engine.retrieve.embedders import StaticEmbedder, resolve_embedder
     emb = StaticEmbedder(sys.argv[1])
     m = emb.embed(["The auth service listens on port 8080.", "Bump requests to 2.31.0"])
     print("SHAPE", m.shape, m.dtype)

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memstrata_app.engine import MemoryEngine, Status
-from memstrata_app.engine.store_pg import describe, redact_dsn, translate_sql
+from memstrata_app.engine.ledger.pg import describe, redact_dsn, translate_sql
 from memstrata_app.engine.types import EngineError, StoreReadOnly
 from tests.engine.test_invariant import SUBJECTS, VALUES, check_invariant
 from tests.support.postgres import wait_until

@@ -2,7 +2,7 @@
 
 Every test of these modules that works through the `engine` fixture runs here with that
 fixture on a fresh PostgreSQL database: the same write path (SQLite's SQL translated by
-store_pg.py), the same answers. Tests that open SQLite files themselves stay in their modules.
+ledger/pg_sql.py), the same answers. Tests that open SQLite files themselves stay in their modules.
 """
 
 from __future__ import annotations

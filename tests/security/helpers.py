@@ -6,7 +6,7 @@ import re
 from typing import Any
 
 from memstrata_app.bench.standin import OllamaStandIn
-from memstrata_app.engine.sanitize import fold, neutralize
+from memstrata_app.engine.governance.sanitize import fold, neutralize
 
 OPEN, CLOSE = "<memstrata-memory>", "</memstrata-memory>"
 # any spelling of the block tag, once look-alikes, spacing and case are folded away

@@ -23,7 +23,7 @@ import pytest
 
 from memstrata_app.cli import main
 from memstrata_app.engine import MemoryEngine, StoreCorrupt, StoreReadOnly
-from memstrata_app.engine.store import SCHEMA_VERSION
+from memstrata_app.engine.ledger.schema import SCHEMA_VERSION
 
 ROWS = 240  # enough for a dozen leaf pages of the assertions table
 

@@ -17,8 +17,8 @@ import pytest
 from mcp import Client
 
 from memstrata_app.bench.standin import OllamaStandIn
-from memstrata_app.engine import core
-from memstrata_app.engine.sanitize import Neutralized
+from memstrata_app.engine.governance.sanitize import Neutralized
+from memstrata_app.engine.understand import statements as core
 from memstrata_app.proxy import EndpointServer
 from memstrata_app.proxy.mcp_server import build_server
 from tests.security.helpers import (

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from memstrata_app.engine.sanitize import defuse, fold, neutralize
+from memstrata_app.engine.governance.sanitize import defuse, fold, neutralize
 from memstrata_app.proxy.injection import format_block
 
 pytestmark = pytest.mark.timeout(30)

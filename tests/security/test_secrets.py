@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from memstrata_app.engine import EngineError, MemoryEngine, NotFound, Status
-from memstrata_app.engine.secrets import find_secrets, redact
+from memstrata_app.engine.governance.secrets import find_secrets, redact
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -14,17 +14,17 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from ..extract import extract
-from ..normalize import normalize_entity, strip_wrapping
-from ..normalize_values import VERSION_RE, split_key
-from ..rules.common import NAME_VER
-from ..rules.ports import PORT_VALUE
-from ..slots import frame_extraction
 from ..types import Extraction
 from .changes import Change, find_change
 from .context import COMPONENT_HEAD, Context, component_label, find_context
 from .discourse import COMMIT_LIKE, HEDGE, NEGATED_PAST, PLAN, Utterance, classify
+from .extract import extract
+from .normalize import normalize_entity, strip_wrapping
+from .normalize_values import VERSION_RE, split_key
 from .parse import VERB_TAGS, parse_many
+from .rules.common import NAME_VER
+from .rules.ports import PORT_VALUE
+from .slots import frame_extraction
 
 _I = re.IGNORECASE
 

@@ -210,26 +210,6 @@ _shared: OnnxJudge | None = None
 _shared_lock = threading.Lock()
 
 
-def resolve_judge(spec: str, host: str | None = None) -> tuple[Judge | None, str | None]:
-    """(judge, None) for "builtin" or "ollama:MODEL" when it can answer, else (None, why)."""
-    if spec in ("builtin", "auto"):
-        j = builtin_judge()
-        return (j, None) if j is not None else (
-            None, f"the built-in judge is not installed in {judge_dir()}"
-                  " (scripts/train_judge.py builds it)")
-    if spec.startswith("ollama:") and spec != "ollama:":
-        from .llm_tier import probe
-
-        model = spec.split(":", 1)[1]
-        why = probe(model, host)
-        if why:
-            return None, f"the Ollama judge cannot run: {why}"
-        from .judge_ollama import OllamaJudge
-
-        return OllamaJudge(model, host), None
-    return None, f"unknown judge backend {spec!r}: use builtin or ollama:MODEL"
-
-
 def builtin_judge() -> OnnxJudge | None:
     """The process's one built-in judge (None where its files are missing)."""
     global _shared

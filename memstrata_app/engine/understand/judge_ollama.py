@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .judge import LABELS, Verdict
+from .ollama_client import base_url
 
 SYSTEM = (
     "You compare two statements from a software team's chat. OLD is a fact on record; NEW "
@@ -35,7 +36,6 @@ class OllamaJudge:
     def __init__(self, model: str, host: str | None = None):
         import ollama
 
-        from .llm_tier import base_url
 
         self.model = model
         self.name = f"ollama:{model}"

@@ -6,19 +6,17 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
 import apsw
 import numpy as np
 
-from ..extract import text_hash
+from ..ledger.keys import key_subject
+from ..ledger.transaction import WriteContext, insert_row
 from ..timeutil import to_ts
 from ..types import Action, Assertion, AssertionId, Extraction, IngestAction, Status
-from ..write import Statement, WriteContext, insert_row, key_subject
-from ..write_ops import make_triple
-
-if TYPE_CHECKING:
-    from ..core import MemoryEngine
+from .decide import apply_extraction, make_triple
+from .extract import text_hash
+from .statements import Statement
 
 TABLE = (
     "CREATE TABLE IF NOT EXISTS llm_tier ("
@@ -34,13 +32,12 @@ Query = Callable[[str, tuple], list[tuple]]
 Settled = tuple[int, str, list[int]]  # (plain row, model, claims that count)
 
 
-def write_claims(eng: MemoryEngine, ctx: WriteContext, row_id: int, st: Statement,
-                 model: str) -> list[IngestAction]:
+def write_claims(ctx: WriteContext, row_id: int, st: Statement, model: str) -> list[IngestAction]:
     """Apply a plain row's claims; the row is retired at once only when every claim counted
     (none waits for review)."""
     if not still_plain(ctx, row_id):
         return []
-    acts = [a for ex in st.extractions for a in apply_claim(eng, ctx, st, ex)]
+    acts = [a for ex in st.extractions for a in apply_claim(ctx, st, ex)]
     held = [a.assertion_id for a in acts if a.action is Action.QUARANTINED]
     counted = [a.assertion_id for a in acts if a.action is not Action.QUARANTINED]
     ids = list(dict.fromkeys([*counted, *held]))
@@ -51,15 +48,14 @@ def write_claims(eng: MemoryEngine, ctx: WriteContext, row_id: int, st: Statemen
     return acts
 
 
-def apply_claim(eng: MemoryEngine, ctx: WriteContext, st: Statement,
-                ex: Extraction) -> list[IngestAction]:
+def apply_claim(ctx: WriteContext, st: Statement, ex: Extraction) -> list[IngestAction]:
     """The write path's decision for one claim; below the threshold, whatever it would do
     is held for review instead, even a claim that would retire nothing."""
     if ex.confidence >= ctx.threshold:
-        return eng._apply_extraction(ctx, st, ex)
+        return apply_extraction(ctx, st, ex)
     mark = len(ctx.updates)
     ctx.conn.execute("SAVEPOINT llm_claim")
-    acts = eng._apply_extraction(ctx, st, ex)
+    acts = apply_extraction(ctx, st, ex)
     if acts and all(a.action is Action.QUARANTINED for a in acts):
         ctx.conn.execute("RELEASE llm_claim")
         return acts

@@ -14,30 +14,33 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import os
 import queue
 import threading
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
+from typing import Any
 
 import apsw
 import numpy as np
 
-from ..extract import text_hash
+from ..ledger.keys import key_label
+from ..ledger.ledger import Ledger
+from ..ledger.transaction import WriteContext
+from ..metrics import Metrics
+from ..retrieve.retriever import Retriever
 from ..timeutil import to_ts
 from ..types import (
     Action,
     Assertion,
     AssertionId,
+    Cardinality,
     Extraction,
     IngestAction,
     IngestResult,
     NotFound,
     Status,
 )
-from ..write import Statement, WriteContext, key_label
+from .extract import text_hash
 from .llm_ledger import TABLE, note, propose_update, reviewed, settle, write_claims
 from .llm_schema import (
     CLAIMS_SCHEMA,
@@ -50,11 +53,12 @@ from .llm_schema import (
     parse_claims,
     parse_verdict,
 )
-
-if TYPE_CHECKING:
-    from ..core import MemoryEngine
+from .ollama_client import base_url, probe
+from .statements import Statement
 
 log = logging.getLogger(__name__)
+
+Context = Callable[[apsw.Connection, dict[str, Cardinality]], WriteContext]
 
 # Model claims get at most this confidence: under the default quarantine threshold (0.6), so
 # they wait for review unless the user lowers the threshold below it.
@@ -67,45 +71,20 @@ class ModelUnavailable(Exception):
     """Ollama did not answer (down, model missing, timeout): the row stays plain."""
 
 
-def base_url(host: str | None) -> str:
-    """`host` (None: $OLLAMA_HOST, else Ollama's default) as an http URL with a port."""
-    v = (host or os.environ.get("OLLAMA_HOST") or "127.0.0.1:11434").strip().rstrip("/")
-    if "://" not in v:
-        v = "http://" + v
-    u = urlsplit(v)
-    name = u.hostname or "127.0.0.1"
-    if name == "0.0.0.0":
-        name = "127.0.0.1"
-    name = f"[{name}]" if ":" in name else name
-    return f"{u.scheme}://{name}:{u.port or 11434}"
-
-
-def probe(model: str, host: str | None = None, timeout: float = 2.0) -> str | None:
-    """None when an Ollama answers at `host` and has `model`; otherwise why not."""
-    import httpx
-    import ollama
-
-    url = base_url(host)
-    try:
-        httpx.get(url + "/api/version", timeout=timeout).raise_for_status()
-        listed = ollama.Client(host=url, timeout=timeout).list()
-    except Exception as e:
-        return f"no Ollama answers at {url} ({type(e).__name__}: {e})"
-    names = {m.model for m in listed.models if m.model}
-    bare = model if ":" in model else model + ":latest"
-    if model not in names and bare not in names:
-        return f"the Ollama at {url} has no model {model!r}; pull it (`ollama pull {model}`)"
-    return None
-
-
 class LlmTier:
     """A daemon worker with a bounded queue of plain rows to put to `model`."""
 
-    def __init__(self, engine: MemoryEngine, model: str, host: str | None = None,
+    def __init__(self, ledger: Ledger, retriever: Retriever, metrics: Metrics,
+                 context: Context, vocabulary: Callable[[], dict[str, Cardinality]],
+                 model: str, host: str | None = None,
                  judge_threshold: float = 0.8, max_queue: int = 1000, *,
                  confidence_cap: float = CONFIDENCE_CAP, timeout: float = 120.0,
                  sweep_every: float = 2.0):
-        self.engine, self.model, self.method = engine, model, f"llm:{model}"
+        # the ledger it writes to, the index it reads candidates from, the write path's
+        # context (with its quarantine threshold) and vocabulary
+        self.ledger, self.retriever, self.metrics = ledger, retriever, metrics
+        self.context, self.vocabulary = context, vocabulary
+        self.model, self.method = model, f"llm:{model}"
         self.url = base_url(host)
         self.judge_threshold = judge_threshold
         self.confidence_cap = confidence_cap
@@ -123,7 +102,7 @@ class LlmTier:
         import ollama
 
         self._client = ollama.Client(host=self.url, timeout=timeout)
-        engine._writer.run(lambda c: c.execute(TABLE))
+        ledger.writer.run(lambda c: c.execute(TABLE))
         self._thread = threading.Thread(target=self._run, name="memstrata-llm-tier",
                                         daemon=True)
         self._thread.start()
@@ -217,16 +196,15 @@ class LlmTier:
             (log.debug if self._down else log.warning)("Ollama tier: %s", e)
             self._down = True
         except Exception:
-            if not (self._stopping.is_set() or self.engine._closed):
+            if not (self._stopping.is_set() or self.ledger.closed):
                 log.exception("Ollama tier failed on %s", args or "its sweep")
 
     # --- one plain row -----------------------------------------------------------------------
     def _process(self, row_id: int) -> None:
-        eng = self.engine
-        if eng._readers.query("SELECT 1 FROM llm_tier WHERE row_id=?", (row_id,)):
+        if self.ledger.readers.query("SELECT 1 FROM llm_tier WHERE row_id=?", (row_id,)):
             return  # each row once
         try:
-            row = eng.get(row_id)
+            row = self.ledger.get(row_id)
         except NotFound:
             return
         if row.status is not Status.PLAIN or row.method != "plain" or row.kind != "fact":
@@ -254,7 +232,7 @@ class LlmTier:
                           {"role": "user", "content": user}])
         except (ollama.ResponseError, httpx.HTTPError, OSError) as e:
             raise ModelUnavailable(f"{self.method} at {self.url} did not answer: {e}") from e
-        self.engine.metrics.record("llm", (time.perf_counter() - t0) * 1000)
+        self.metrics.record("llm", (time.perf_counter() - t0) * 1000)
         self._down = False
         return resp.message.content or ""
 
@@ -277,18 +255,18 @@ class LlmTier:
 
     def _structure(self, row: Assertion, vec: np.ndarray, exts: list[Extraction]) -> None:
         """Apply the claims in one writer job, as the write path applies the rules' claims."""
-        eng = self.engine
+        ledger = self.ledger
         at = to_ts(row.valid_from)
         assert at is not None
         st = Statement(row.text, text_hash(row.text), tuple(exts), vec, at, row.source,
                        space=row.space)
-        vocab = eng.vocabulary()
+        vocab = self.vocabulary()
 
         def job(conn: apsw.Connection) -> tuple[list[IngestAction], WriteContext, int]:
-            ctx = eng._context(conn, vocab)
-            return write_claims(eng, ctx, row.id, st, self.model), ctx, eng._bump(conn)
+            ctx = self.context(conn, vocab)
+            return write_claims(ctx, row.id, st, self.model), ctx, ledger.bump(conn)
 
-        for a in eng._run_write(job):
+        for a in ledger.run_write(job):
             log.info("Ollama tier: #%d → %s #%d (%s · %s = %s)", row.id, a.action.value,
                      a.assertion_id, a.subject, a.relation, a.object)
 
@@ -310,26 +288,25 @@ class LlmTier:
         if not verdict.updates or not mentioned(verdict.new_value, row.text):
             self._note(row.id, "judged: no update")
             return
-        eng = self.engine
-        vocab = eng.vocabulary()
+        ledger = self.ledger
+        vocab = self.vocabulary()
         conf = min(verdict.confidence, self.confidence_cap)
 
         def job(conn: apsw.Connection) -> tuple[AssertionId | None, WriteContext, int]:
-            ctx = eng._context(conn, vocab)
+            ctx = self.context(conn, vocab)
             new_id = propose_update(ctx, row, old, verdict.new_value, vec, self.model, conf)
-            return new_id, ctx, eng._bump(conn)
+            return new_id, ctx, ledger.bump(conn)
 
-        new_id = eng._run_write(job)
+        new_id = ledger.run_write(job)
         if new_id is not None:
             log.info("Ollama tier: #%d may update #%d; #%d waits for review", row.id, old.id,
                      new_id)
 
     def _nearest_fact(self, row: Assertion, vec: np.ndarray) -> Assertion | None:
         """The active assertion closest to the row, if its cosine reaches the threshold."""
-        eng = self.engine
-        pairs = [(i, s) for i, s in eng._sync_index().search(vec, 10, time.time())
+        pairs = [(i, s) for i, s in self.retriever.index().search(vec, 10, time.time())
                  if i != row.id]
-        rows = eng._rows([i for i, _ in pairs])
+        rows = self.ledger.rows([i for i, _ in pairs])
         for i, score in pairs:
             a = rows.get(i)
             if a is not None and a.kind == "assertion" and a.status is Status.ACTIVE:
@@ -338,25 +315,25 @@ class LlmTier:
 
     # --- bookkeeping -------------------------------------------------------------------------
     def _vector(self, row: Assertion) -> np.ndarray:
-        r = self.engine._readers.query("SELECT embedding FROM vectors WHERE rowid=?", (row.id,))
+        r = self.ledger.readers.query("SELECT embedding FROM vectors WHERE rowid=?", (row.id,))
         if r:
             return np.frombuffer(bytes(r[0][0]), dtype=np.float32).copy()
-        return np.asarray(self.engine.embedder.embed([row.text])[0], dtype=np.float32)
+        return np.asarray(self.retriever.embedder.embed([row.text])[0], dtype=np.float32)
 
     def _note(self, row_id: int, outcome: str) -> None:
         """Remember a row that produced nothing (no ledger change, no new generation)."""
-        self.engine._writer.run(lambda c: note(c, row_id, self.model, outcome))
+        self.ledger.writer.run(lambda c: note(c, row_id, self.model, outcome))
 
     def _sweep(self) -> None:
         """Settle rows whose claims were reviewed (llm_ledger.reviewed)."""
-        eng = self.engine
-        done = reviewed(eng._readers.query)
+        ledger = self.ledger
+        done = reviewed(ledger.readers.query)
         if not done:
             return
 
         def job(conn: apsw.Connection) -> tuple[None, WriteContext, int]:
-            ctx = eng._context(conn, {})
+            ctx = self.context(conn, {})
             settle(ctx, done)
-            return None, ctx, eng._bump(conn)
+            return None, ctx, ledger.bump(conn)
 
-        eng._run_write(job)
+        ledger.run_write(job)

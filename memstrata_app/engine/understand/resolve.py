@@ -14,9 +14,9 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from ..normalize import normalize_object
-from ..vocabulary import DEFAULT_VOCABULARY
-from ..write import Triple, make_key
+from ..ledger.keys import Triple, make_key
+from .normalize import normalize_object
+from .vocabulary import DEFAULT_VOCABULARY
 
 Query = Callable[[str, tuple], list[tuple]]
 
@@ -320,7 +320,7 @@ def _plain_reference(q: Query, tr: Triple, old: str, subj_words: set[str],
     m = word.search(txt.casefold())
     assert m is not None
     frame = " ".join((txt[:m.start()] + "…" + txt[m.end():]).split()).rstrip(" .!;,")
-    from ..normalize import normalize_entity
+    from .normalize import normalize_entity
     keyed = replace(tr, subject=frame, subject_norm=normalize_entity(frame),
                     relation="value", relation_norm="value", context=tr.context)
     return Resolution(keyed, via=f"value reference: #{row_id} said {old}", plain_row=row_id)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from .types import Extraction
+from ..types import Extraction
 
 SLOT_CONFIDENCE = 0.7
 MIN_FRAME_WORDS = 3

@@ -3,7 +3,7 @@ cardinality, synonyms, attribute words and role nouns; unlisted relations are si
 
 from __future__ import annotations
 
-from .types import Cardinality
+from ..types import Cardinality
 
 _MULTI = (
     "depends_on", "uses", "supports", "integrates_with", "maintainer", "contains",

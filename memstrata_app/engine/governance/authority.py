@@ -1,22 +1,15 @@
-"""The governed ledger's rules: source authority, permission labels, row versions.
+"""Source authority: who stated a row, and whose word may retire whose on its own.
 
-docs/GOVERNANCE.md explains each field and how it is used. This module holds the pure
-rules and the small writes the write path makes for them; the operations (hold, contest,
-expire, redact, the injection log) are in governance_ops.py.
+docs/GOVERNANCE.md explains each field and how it is used. The ledger stamps each row with
+the authority `authority_of` gives its source (through the write context); the write path
+holds a statement for review when what it would retire was stated by a higher authority.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from .write import WriteContext
-
-# Permission labels, least to most restricted. A restricted row is never injected nor
-# returned by recall/query; audit views show it.
-LABELS = ("normal", "sensitive", "restricted")
-RESTRICTED = "restricted"
+from ..ledger.transaction import WriteContext
 
 # Who stated a row, by its source. The order (highest first) decides whether a statement
 # may retire another's value on its own; it is a setting (`authority_order`).
@@ -57,40 +50,6 @@ def outranks(a: str | None, b: str | None, order: Sequence[str]) -> bool:
     """True when authority `a` is strictly higher than `b` in `order`."""
     rank = {x: i for i, x in enumerate(order)}
     return rank.get(a or "user", 1) < rank.get(b or "user", 1)
-
-
-def check_label(label: str | None) -> str:
-    lab = (label or "normal").strip().casefold()
-    if lab not in LABELS:
-        raise ValueError(f"label must be one of {', '.join(LABELS)}, not {label!r}")
-    return lab
-
-
-def strictest(labels: Iterable[str | None]) -> str:
-    """The most restrictive of `labels` (what a fact derived from them inherits)."""
-    best = 0
-    for lab in labels:
-        if lab in LABELS:
-            best = max(best, LABELS.index(lab))
-    return LABELS[best]
-
-
-def record_version(ctx: WriteContext, row_id: int, status: str, valid_from: float,
-                   valid_to: float | None, label: str, at: float | None = None) -> None:
-    """What a row is from `at` on (transaction time, default `ctx.now`): reads "as known
-    at T" take each row's last version at or before T."""
-    ctx.conn.execute(
-        "INSERT INTO row_versions(row_id, at, status, valid_from, valid_to, label)"
-        " VALUES (?, ?, ?, ?, ?, ?)",
-        (row_id, ctx.now if at is None else at, status, valid_from, valid_to, label))
-
-
-def labels_of(ctx: WriteContext, ids: Iterable[int]) -> list[str]:
-    ids = [int(i) for i in ids]
-    if not ids:
-        return []
-    return [r[0] for r in ctx.q(
-        f"SELECT label FROM assertions WHERE id IN ({','.join('?' * len(ids))})", tuple(ids))]
 
 
 def authorities(ctx: WriteContext, ids: Iterable[int]) -> list[tuple[int, str]]:

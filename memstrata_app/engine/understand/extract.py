@@ -13,6 +13,7 @@ import re
 from datetime import UTC, datetime
 from itertools import pairwise
 
+from ..types import Extraction
 from .extract_dates import take_effective
 from .extract_sentences import split_sentences
 from .normalize import (
@@ -28,7 +29,6 @@ from .rules import RULES, Triple, run_rules
 from .rules.config import h_kv
 from .rules.ports import PORT_VALUE
 from .rules.renames import CODE_IDENT
-from .types import Extraction
 from .vocabulary import DEFAULT_VOCABULARY
 from .vocabulary_cues import (
     ADVERB_RE,

@@ -1,12 +1,16 @@
-"""Read-side ledger queries for listings, counts and statistics (no vectors involved)."""
+"""Read-side ledger queries for listings, counts, statistics and export (no vectors)."""
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable, Iterator
+from datetime import datetime
 from typing import Any
 
-from .store import COLUMNS, Readers, row_to_assertion
-from .timeutil import to_ts
-from .types import Assertion, LedgerFilter, Status
+from ..timeutil import from_ts, to_ts
+from ..types import Assertion, LedgerFilter, Status, StoreCorrupt
+from .protocol import Readers
+from .schema import COLUMNS, row_to_assertion
 
 ORDERS = {
     "id": "id", "recorded_at": "recorded_at", "valid_from": "valid_from",
@@ -115,3 +119,69 @@ def spaces(readers: Readers) -> dict[str, dict[str, int]]:
         if status in ("active", "plain"):
             d["current"] += int(n)
     return dict(sorted(out.items(), key=lambda kv: (kv[0] != "global", kv[0])))
+
+
+def time_range(readers: Readers) -> tuple[datetime, datetime] | None:
+    r = readers.query(
+        "SELECT min(valid_from), max(valid_from), max(valid_to)"
+        " FROM assertions WHERE status NOT IN ('rejected')")[0]
+    if r[0] is None:
+        return None
+    hi = max(r[1], r[2] or 0, time.time())
+    lo, top = from_ts(r[0]), from_ts(hi)
+    assert lo is not None and top is not None
+    return lo, top
+
+
+def standing_hashes(readers: Readers, hashes: list[str]) -> set[str]:
+    """Of these sentence hashes, those a standing row (active, plain, quarantined) holds."""
+    found: set[str] = set()
+    uniq = list(set(hashes))
+    for i in range(0, len(uniq), 500):
+        part = uniq[i:i + 500]
+        found.update(r[0] for r in readers.query(
+            f"SELECT text_hash FROM assertions WHERE text_hash IN ({','.join('?' * len(part))})"
+            " AND +status IN ('active','plain','quarantined')", part))  # hash index, not status
+    return found
+
+
+def export(readers: Readers, unreadable: Callable[[int], None] | None = None,
+           space: str | None = None) -> Iterator[dict[str, Any]]:
+    """Every row, oldest first, as JSON-ready dicts (`space`: a normalized space name, only
+    its rows). `unreadable`: on a damaged ledger, go on past the damage row by row, calling
+    it with each id that can't be read (without it, the damage raises StoreCorrupt)."""
+    if space is not None:
+        yield from (d for d in export(readers, unreadable) if d.get("space") == space)
+        return
+    last = 0
+    while True:
+        try:
+            rows = readers.query(
+                f"SELECT {COLUMNS} FROM assertions WHERE id > ? ORDER BY id LIMIT 1000",
+                (last,))
+        except StoreCorrupt:
+            if unreadable is None:
+                raise
+            yield from _salvage(readers, last, unreadable)
+            return
+        if not rows:
+            return
+        for r in rows:
+            yield row_to_assertion(r).to_dict()
+        last = rows[-1][0]
+
+
+def _salvage(readers: Readers, last: int, unreadable: Callable[[int], None]
+             ) -> Iterator[dict[str, Any]]:
+    """Rows after `last` one by one (rows are never deleted: a missing id is a lost one)."""
+    top = int(readers.query("SELECT max(id) FROM assertions")[0][0] or last)
+    for i in range(last + 1, top + 1):
+        try:
+            rows = readers.query(f"SELECT {COLUMNS} FROM assertions WHERE id=?", (i,))
+            row = row_to_assertion(rows[0]).to_dict() if rows else None
+        except (StoreCorrupt, ValueError, TypeError):
+            row = None
+        if row is None:
+            unreadable(i)
+        else:
+            yield row

@@ -7,13 +7,13 @@ import json
 import logging
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from .types import EngineError
+from ..types import Cancelled, EmbedderMismatch, EngineError
 
 log = logging.getLogger(__name__)
 
@@ -109,7 +109,7 @@ def static_model_dir() -> Path:
     env = os.environ.get(STATIC_MODEL_ENV)
     if env:
         return Path(env).expanduser()
-    return Path(__file__).resolve().parents[1] / "resources" / STATIC_MODEL_FOLDER
+    return Path(__file__).resolve().parents[2] / "resources" / STATIC_MODEL_FOLDER
 
 
 class StaticEmbedder:
@@ -263,3 +263,39 @@ def resolve_embedder(spec: Any, ollama_host: str | None = None) -> Embedder:
         return OllamaEmbedder(spec.split(":", 1)[1], ollama_host)
     raise EngineError(f'unknown embedder {spec!r}: use "auto", "local", "static" or '
                       '"ollama:<model>"')
+
+
+def recorded_embedder(recorded: dict[str, str], spec: Any, ollama_host: str | None,
+                      where: Path | str) -> Embedder:
+    """The embedder for a ledger that recorded `recorded` ({"embedder": name, "dim": n}, or
+    nothing yet): with `spec` "auto", the ledger's own; any other must match it."""
+    emb: Embedder
+    if spec == "auto" and "embedder" in recorded:
+        name = recorded["embedder"]
+        if name.startswith("ollama:"):
+            emb = OllamaEmbedder(name.split(":", 1)[1], ollama_host)
+        elif name == STATIC_NAME:
+            emb = shared_static_embedder()
+        else:
+            emb = shared_local_embedder()
+    else:
+        emb = resolve_embedder(spec, ollama_host)
+    if "embedder" in recorded and recorded["embedder"] != emb.name:
+        raise EmbedderMismatch(
+            f"the ledger {where} holds vectors from {recorded['embedder']}, not "
+            f"{emb.name}; open it with that embedder or run `memstrata reindex "
+            f"--embedder ...` to re-embed it")
+    return emb
+
+
+def embed_batches(emb: Embedder, texts: list[str], progress: Callable[[int, int], None] | None,
+                  cancel: threading.Event | None, batch: int = 256) -> list[np.ndarray]:
+    """`texts` embedded in batches, with progress; cancelling raises Cancelled."""
+    out: list[np.ndarray] = []
+    for i in range(0, len(texts), batch):
+        if cancel is not None and cancel.is_set():
+            raise Cancelled(f"cancelled after {i} of {len(texts)} texts; nothing changed")
+        out.extend(emb.embed(texts[i:i + batch]))
+        if progress is not None:
+            progress(min(i + batch, len(texts)), len(texts))
+    return out

@@ -6,16 +6,8 @@ is indexed in SQLite FTS5 (the `lexical` table of the ledger, kept in step with 
 by the write path and by triggers that drop a row's terms when the row is erased), and the
 read path fuses the two rankings (`fuse`).
 
-Terms are produced here, in Python, the same way for sentences and questions, and handed
-to FTS5 as space-separated words (its `unicode61` tokenizer with `_` as a word character
-then keeps each one whole):
-
-- words and numbers, casefolded; a plural `-s` is dropped ("timeouts" finds "timeout");
-- an identifier or dotted/dashed token is kept whole *and* split into its parts:
-  `parse_cfg` and `parseCfg` give `parse_cfg parse cfg`, `api.acme.io` gives
-  `api_acme_io api acme io`, `v1.2.3` gives `v_1_2_3 1_2_3 1 2 3`, `25mb` gives
-  `25_mb 25 mb`, `localhost:8443` gives `localhost_8443 localhost 8443`;
-- common English function words are left out (they match everything and say nothing).
+Terms are made the same way for sentences and questions (`terms`, ledger/terms.py, which
+also keeps each stored sentence's terms in the ledger); this module ranks by them.
 
 The fused score (`Hit.score` on the read path) is `cosine + LEXICAL_WEIGHT * coverage`:
 `coverage` (0..1) is the IDF-weighted share of the question's terms that the sentence
@@ -27,82 +19,18 @@ endpoint's relevance floor keeps its meaning; one that names the asked identifie
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from ..ledger.terms import terms
+
 LEXICAL_WEIGHT = 0.5
 FUSION = "linear"  # or "rrf": reciprocal rank fusion (k=60), measured against it
-
-FTS_TABLE_SQL = (
-    "CREATE VIRTUAL TABLE lexical USING fts5(terms, content='', contentless_delete=1,"
-    " tokenize=\"unicode61 remove_diacritics 0 tokenchars '_'\");"
-    " CREATE VIRTUAL TABLE lexical_vocab USING fts5vocab(lexical, row);"
-    # a row's terms go with its text: erased (purge, redaction) or deleted rows leave none
-    " CREATE TRIGGER lexical_erase AFTER UPDATE OF text ON assertions"
-    " WHEN new.text = '' BEGIN DELETE FROM lexical WHERE rowid = old.id; END;"
-    " CREATE TRIGGER lexical_delete AFTER DELETE ON assertions"
-    " BEGIN DELETE FROM lexical WHERE rowid = old.id; END;"
-)
-
-_TOKEN = re.compile(r"[^\W_]+(?:[._\-/:@+][^\W_]+)*")
-_SEP = re.compile(r"[._\-/:@+]")
-_CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
-_ALNUM = re.compile(r"(?<=[^\W\d_])(?=\d)|(?<=\d)(?=[^\W\d_])")
-
-_STOP_TEXT = """
-a an the and or but if then so of to in on at by for from with as into onto about over
-is are was were be been being am do does did done has have had having will would shall
-should can could may might must it its it's this that these those there here what which
-who whom whose when where why how i me my we us our you your he she they them their his
-her not no yes any some all each every also just than too very now still yet again
-use uses used using set please tell say said know let lets get got want need
-"""
-STOPWORDS = frozenset(_STOP_TEXT.split())
-
-
-def _plural(word: str) -> str:
-    if len(word) > 4 and word.endswith("ies"):
-        return word[:-3] + "y"
-    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")) \
-            and word.isalpha():
-        return word[:-1]
-    return word
-
-
-def _parts(token: str) -> list[str]:
-    """A token's pieces: split at separators, camelCase and letter/digit boundaries."""
-    out: list[str] = []
-    for piece in _SEP.split(token):
-        for sub in _CAMEL.split(piece):
-            out.extend(p for p in _ALNUM.split(sub) if p)
-    return out
-
-
-def terms(text: str) -> list[str]:
-    """The terms of `text`, in order (repeats kept), as FTS5 will index them."""
-    out: list[str] = []
-    for m in _TOKEN.finditer(text):
-        parts = [p.casefold() for p in _parts(m.group(0))]
-        if len(parts) > 1:
-            whole = "_".join(parts)
-            out.append(whole)
-            if parts[0] == "v" and parts[1].isdigit():
-                out.append(whole[2:])  # v_1_2_3 also as 1_2_3
-        for p in parts:
-            if (len(p) > 1 or p.isdigit()) and p not in STOPWORDS:
-                out.append(_plural(p))
-    return out
 
 
 def query_terms(text: str) -> list[str]:
     """A question's distinct terms, in order of first use."""
     return list(dict.fromkeys(terms(text)))
-
-
-def document(text: str) -> str:
-    """What FTS5 stores for a sentence: its terms, space-separated."""
-    return " ".join(terms(text))
 
 
 def match_expression(q_terms: Sequence[str]) -> str:
@@ -128,26 +56,6 @@ def coverage(q_idf: dict[str, float], doc_terms: Iterable[str]) -> float:
         return 0.0
     have = set(doc_terms)
     return sum(w for t, w in q_idf.items() if t in have) / total
-
-
-def index_row(conn: Any, row_id: int, text: str) -> None:
-    """Index a new row's sentence (same transaction as the row)."""
-    doc = document(text)
-    if doc:
-        conn.execute("INSERT INTO lexical(rowid, terms) VALUES (?, ?)", (row_id, doc))
-
-
-def backfill(conn: Any) -> int:
-    """Index every stored sentence not yet indexed (after the migration that adds the
-    table); returns how many."""
-    have = {int(r[0]) for r in conn.execute("SELECT rowid FROM lexical")}
-    n = 0
-    for row_id, text in conn.execute(
-            "SELECT id, text FROM assertions WHERE text != '' ORDER BY id").fetchall():
-        if int(row_id) not in have:
-            index_row(conn, int(row_id), str(text))
-            n += 1
-    return n
 
 
 _RETRIEVABLE_SQL = ("a.status IN ('active', 'superseded', 'plain', 'retracted')"
@@ -204,11 +112,3 @@ def doc_freqs(query: Any, backend: str, q_terms: Sequence[str]) -> dict[str, int
 def tsquery(q_terms: Sequence[str]) -> str:
     """A PostgreSQL tsquery matching any of the terms, each a quoted lexeme taken as is."""
     return " | ".join("'" + t.replace("'", "''").replace("\\", "\\\\") + "'" for t in q_terms)
-
-
-def compact(conn: Any, backend: str) -> None:
-    """After rows were erased: merge the FTS5 index so the erased rows' terms leave its
-    pages (with `secure_delete` on, the freed pages are zeroed). PostgreSQL's VACUUM, which
-    the erasing call runs, does the same for its index."""
-    if backend == "sqlite":
-        conn.execute("INSERT INTO lexical(lexical) VALUES ('optimize')")

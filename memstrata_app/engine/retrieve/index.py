@@ -2,16 +2,18 @@
 
 SQLite (sqlite-vec) is the durable copy; this cache mirrors it for a brute-force numpy
 scan. It follows the ledger's `generation` counter: the writer updates it in-process
-before COMMIT, and a change from another process triggers a reload.
+before COMMIT (`IndexUpdate`s, ledger/transaction.py), and a change from another process
+triggers a reload (sync.py keeps it in step).
 """
 
 from __future__ import annotations
 
 import sys
 import threading
-from dataclasses import dataclass
 
 import numpy as np
+
+from ..ledger.transaction import IndexUpdate
 
 INF = np.inf
 
@@ -29,18 +31,6 @@ def cosine_scores(matrix: np.ndarray, query: np.ndarray) -> np.ndarray:
     with torch.inference_mode():
         out = torch.from_numpy(matrix) @ torch.from_numpy(np.ascontiguousarray(query))
     return out.numpy()
-
-
-@dataclass(frozen=True, slots=True)
-class IndexUpdate:
-    """A row's new retrieval state; `vector` only for rows new to the index."""
-
-    id: int
-    valid_from: float
-    valid_to: float | None
-    retrievable: bool
-    vector: np.ndarray | None = None
-    space: str | None = None  # set for rows new to the index (and rows that moved)
 
 
 class VectorIndex:

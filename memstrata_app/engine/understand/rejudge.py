@@ -14,10 +14,12 @@ from typing import Any
 
 import numpy as np
 
+from ..ledger.ledger import Ledger
+from ..ledger.transaction import WriteContext, close_row
+from ..types import EngineError, Status
+from .candidates import Judging
+from .judge import Verdict
 from .judging import PROPOSED, held_for, propose
-from .types import EngineError, Status
-from .understand.judge import Verdict
-from .write import WriteContext, close_row
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,15 +32,16 @@ class Proposal:
     review_id: int | None = None  # the review item, once applied
 
 
-def find(eng: Any, space: str | None = None,
+def find(judging: Judging, ledger: Ledger, space: str | None = None,
          progress: Callable[[int, int], None] | None = None) -> list[Proposal]:
-    judge = eng.judge
+    """The updates the judge finds among the open facts (in `space`, default all)."""
+    judge = judging.judge
     if judge is None:
         raise EngineError("rejudge needs the update judge (the update_judge setting is off)")
     where, params = "", ()  # type: tuple[str, tuple[str, ...]]
     if space is not None:
         where, params = " AND a.space=?", (space,)
-    rows = eng._readers.query(
+    rows = ledger.readers.query(
         "SELECT a.id, a.text, a.text_hash, a.space, a.valid_from, v.embedding FROM assertions a"
         " JOIN vectors v ON v.rowid = a.id WHERE a.status IN ('active','plain')"
         " AND a.valid_to IS NULL AND a.text != ''" + where + " ORDER BY a.valid_from, a.id",
@@ -55,13 +58,13 @@ def find(eng: Any, space: str | None = None,
         vecs = np.stack([np.frombuffer(bytes(r[5]), dtype=np.float32) for r in group])
         for i in range(1, len(group)):
             sims = vecs[:i] @ vecs[i]
-            for j in np.argsort(-sims)[:eng.judge_candidates]:
-                if sims[j] < eng.judge_floor or group[j][4] >= group[i][4]:
+            for j in np.argsort(-sims)[:judging.judge_candidates]:
+                if sims[j] < judging.judge_floor or group[j][4] >= group[i][4]:
                     continue
                 pairs.append((int(group[j][0]), int(group[i][0]), str(group[j][1]),
                               str(group[i][1])))
     out: list[Proposal] = []
-    th = eng.judge_thresholds
+    th = judging.judge_thresholds
     for s in range(0, len(pairs), 256):
         part = pairs[s:s + 256]
         for (old, new, ot, nt), v in zip(part, judge.judge([(p[2], p[3]) for p in part]),
@@ -77,12 +80,13 @@ def find(eng: Any, space: str | None = None,
     return sorted(best.values(), key=lambda p: p.older)
 
 
-def propose_all(eng: Any, proposals: list[Proposal]) -> list[Proposal]:
+def propose_all(judging: Judging, ledger: Ledger, proposals: list[Proposal]
+                ) -> list[Proposal]:
     """Put each proposal in the review queue (once: a standing one is not repeated)."""
-    name = getattr(eng.judge, "name", "judge")
+    name = getattr(judging.judge, "name", "judge")
 
     def job(conn: Any) -> tuple[list[Proposal], WriteContext, int]:
-        ctx = eng._context(conn, {})
+        ctx = ledger.context(conn, {})
         done = []
         for p in proposals:
             standing = ctx.q("SELECT status FROM assertions WHERE id IN (?, ?)",
@@ -97,9 +101,9 @@ def propose_all(eng: Any, proposals: list[Proposal]) -> list[Proposal]:
                           1 - p.updates), name, f"may retire #{p.older} (updates"
                           f" {p.updates:.2f}; rejudge)")
             done.append(replace(p, review_id=rid))
-        return done, ctx, eng._bump(conn)
+        return done, ctx, ledger.bump(conn)
 
-    return eng._run_write(job)
+    return list(ledger.run_write(job))
 
 
 def settle(ctx: WriteContext, review_id: int, newer: int, targets: list[int],

@@ -1,6 +1,6 @@
 """The update judge on the write path: what it decides, inside the writer's transaction.
 
-The verdicts are computed before the transaction (MemoryEngine._judge_prepared: each new
+The verdicts are computed before the transaction (candidates.py, Judging.prepare: each new
 statement beside its nearest active sentences in the same space, batched). Here, after the
 rules have written a statement, each verdict becomes an action:
 
@@ -25,9 +25,10 @@ from dataclasses import replace
 
 import numpy as np
 
-from .types import Action, AssertionId, IngestAction, JudgedCandidate, Status
-from .understand.judge import JudgedPair, Thresholds, Verdict
-from .write import Statement, WriteContext, close_row, insert_row
+from ..ledger.transaction import WriteContext, close_row, insert_row
+from ..types import Action, AssertionId, IngestAction, JudgedCandidate, Status
+from .judge import JudgedPair, Thresholds, Verdict
+from .statements import Statement
 
 JUDGE_REVIEW = "judge:"  # the reason of a review item of the judge starts so
 PROPOSED = "proposed for #"  # …and names the open row it stands for

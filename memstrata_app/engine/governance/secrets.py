@@ -33,6 +33,26 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from .secret_patterns import (
+    _AUTH_HEADER,
+    _DESCRIPTION,
+    _EXTRA_FORMATS,
+    _GENERIC_PLUGINS,
+    _JWT_TAIL,
+    _KEYWORDS,
+    _LONG_RUN,
+    _NOT_A_VALUE,
+    _PHRASES,
+    _PLACEHOLDER_WORDS,
+    _PLUGIN_KINDS,
+    _PRIVATE_KEY_BLOCK,
+    _PUTTY_KEY,
+    _SKIPPED_PLUGINS,
+    _TOKEN_RE,
+    _WORDS,
+    ENTROPY_LIMIT,
+)
+
 log = logging.getLogger(__name__)
 
 PLACEHOLDER_RE = re.compile(r"\[secret:[a-z0-9-]{1,40}\]")
@@ -54,149 +74,6 @@ class Finding:
     end: int
     kind: str  # the placeholder's type: "github-token", "password", …
     rule: str  # the detector that found it ("GitHub Token", "keyword", "entropy", …)
-
-
-# detect-secrets' plugin types -> our placeholder types
-_PLUGIN_KINDS = {
-    "AWS Access Key": "aws-access-key",
-    "Artifactory Credentials": "artifactory-token",
-    "Azure Storage Account access key": "azure-storage-key",
-    "Basic Auth Credentials": "password",
-    "Cloudant Credentials": "cloudant-key",
-    "Discord Bot Token": "discord-token",
-    "GitHub Token": "github-token",
-    "GitLab Token": "gitlab-token",
-    "IBM Cloud IAM Key": "ibm-cloud-key",
-    "IBM COS HMAC Credentials": "ibm-cos-key",
-    "JSON Web Token": "jwt",
-    "Mailchimp Access Key": "mailchimp-key",
-    "NPM tokens": "npm-token",
-    "OpenAI Token": "openai-key",
-    "Private Key": "private-key",
-    "PyPI Token": "pypi-token",
-    "SendGrid API Key": "sendgrid-key",
-    "Slack Token": "slack-token",
-    "SoftLayer Credentials": "softlayer-key",
-    "Square OAuth Secret": "square-key",
-    "Stripe Access Key": "stripe-key",
-    "Telegram Bot Token": "telegram-token",
-    "Twilio API Key": "twilio-key",
-}
-# Not secrets in a developer's chat: a public IP address is something people say on purpose.
-_SKIPPED_PLUGINS = {"Public IP (ipv4)", "Hex High Entropy String", "Base64 High Entropy String",
-                    "Secret Keyword"}
-
-# Plugins whose forms are `<optional vendor> key = <n chars>`: after the specific formats, and
-# typed by vendor only when the vendor is named
-_GENERIC_PLUGINS = {
-    "IBM Cloud IAM Key": r"ibm|cloud|iam", "IBM COS HMAC Credentials": r"ibm|cos|hmac",
-    "SoftLayer Credentials": r"softlayer|\bsl", "Cloudant Credentials": r"cloudant|\bcl",
-}
-
-# Token formats newer than detect-secrets 1.5's plugins (prefixes as their issuers document
-# them); the body lengths are the issuers' minimums, so prose never matches.
-_EXTRA_FORMATS: tuple[tuple[str, str], ...] = (
-    ("openai-key", r"\bsk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{20,}"),
-    ("anthropic-key", r"\bsk-ant-(?:api|admin|oat|sid)\d{2}-[A-Za-z0-9_-]{20,}"),
-    ("api-key", r"\bsk-[A-Za-z0-9]{32,}\b"),  # classic "sk-…" keys (OpenAI, DeepSeek, …)
-    ("github-token", r"\bgithub_pat_[A-Za-z0-9_]{22,}"),
-    ("google-api-key", r"\bAIza[0-9A-Za-z_-]{35}"),
-    ("huggingface-token", r"\bhf_[A-Za-z0-9]{30,}"),
-    ("npm-token", r"\bnpm_[A-Za-z0-9]{36}\b"),
-    ("stripe-key", r"\b(?:sk|rk|pk)_(?:live|test)_[0-9A-Za-z]{20,}"),
-    ("slack-token", r"\bxapp-\d-[A-Z0-9]+-\d+-[a-z0-9]+"),
-    ("digitalocean-token", r"\bdo[opr]_v1_[a-f0-9]{64}\b"),
-    ("shopify-token", r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}\b"),
-)
-
-_PRIVATE_KEY_BLOCK = re.compile(
-    r"-----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----.*?"
-    r"(?:-----END[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----|\Z)", re.DOTALL)
-_PUTTY_KEY = re.compile(r"PuTTY-User-Key-File-\d:.*?(?:Private-MAC:[^\n]*|\Z)", re.DOTALL)
-
-# Chat phrasing: "<keyword> [for <what>] is/was/=/: <value>", "set the <keyword> to <value>",
-# "use <value> as the <keyword>"
-_KEYWORDS = {
-    "password": "password", "passwd": "password", "passphrase": "password",
-    "pass phrase": "password", "pwd": "password", "credentials": "password",
-    "creds": "password", "login": "password",
-    "secret": "secret", "client secret": "secret", "secret key": "secret",
-    "api key": "api-key", "apikey": "api-key", "api token": "api-key",
-    "access key": "api-key", "auth key": "api-key", "license key": "api-key",
-    "token": "token", "access token": "token", "auth token": "token",
-    "bearer token": "token", "refresh token": "token", "session token": "token",
-    "personal access token": "token", "bot token": "token",
-    "private key": "private-key",
-    "aws secret access key": "aws-secret-key", "aws secret key": "aws-secret-key",
-    "secret access key": "aws-secret-key",
-}
-_KW_ALT = "|".join(sorted((re.escape(k).replace(r"\ ", r"[ _-]?") for k in _KEYWORDS),
-                          key=len, reverse=True))
-_KW = rf"(?<![\w:/.-])(?P<kw>{_KW_ALT})s?(?![\w-])"
-_VALUE = r"(?P<q>[\"'`]?)(?P<val>[^\s\"'`]+)(?P=q)"
-_WHAT = r"(?:the\s+|our\s+|my\s+|a\s+)?"
-_PHRASES = (
-    # "the password for the staging db is …", "API_TOKEN: …", "token -> …", "token now …"
-    re.compile(
-        rf"{_KW}(?:\s+(?:for|of|on|in)\s+{_WHAT}[\w./@:-]+(?:\s+[\w./@:-]+){{0,3}}?)?"
-        r"(?:\s*\([^)]{0,40}\))?"
-        r"(?:\s*(?:is|was|will\s+be|=|==|:=|:|->|=>)\s*(?:now\s+|still\s+|just\s+)?"
-        r"|\s+(?:is\s+)?(?:now|still)\s+"
-        r"|\s+(?:was\s+|is\s+|got\s+)?(?:set|changed|rotated|reset|updated)\s+to\s+)"
-        + _VALUE, re.IGNORECASE),
-    # "set the staging API key to …", "rotated our deploy token to …"
-    re.compile(
-        r"(?<![\w-])(?:set|change|changed|rotate|rotated|reset|update|updated)\s+"
-        rf"{_WHAT}(?:[\w.-]+\s+){{0,3}}?{_KW}\s+to\s+" + _VALUE, re.IGNORECASE),
-    # "use hunter2-Long! as the password", "log in with password hunter2-Long!"
-    re.compile(
-        rf"(?<![\w-])(?:use|used|using|with|try)\s+{_WHAT}{_KW}\s+" + _VALUE, re.IGNORECASE),
-    re.compile(
-        rf"(?<![\w-])(?:use|used|using|try)\s+{_VALUE}\s+as\s+{_WHAT}(?:[\w.-]+\s+){{0,2}}?"
-        rf"{_KW}", re.IGNORECASE),
-)
-
-# Values that name where a secret lives, or a placeholder, rather than being one.
-_NOT_A_VALUE = re.compile(
-    r"""^(?:
-        \$\{?[A-Za-z_][\w]*\}?            # $VAR, ${VAR}
-      | %[A-Za-z_]\w*%                    # %VAR%
-      | \{\{.*\}\} | \{.*\} | <.*>        # templates
-      | [A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+     # an env var's name: GITHUB_TOKEN
-      | (?:[A-Za-z_]\w*\.)+[A-Za-z_]\w*(?:\(\))?   # settings.SECRET_KEY, os.getenv()
-      | [A-Za-z_]\w*\(.*\)?               # a call: get_secret(...)
-      | [~.]?/\S*                         # a path
-      | [a-z][\w+.-]*://\S*               # a URL (credentials in one: basic-auth plugin)
-      | \*+ | x{3,} | X{3,} | \.{3,} | …  # masked
-      | \d+(?:\.\d+)+[a-z0-9-]*           # a version
-      | v\d+(?:\.\d+)*                    # v2, v1.4
-      | \d{1,5}                           # a short number: a length, a port, a count
-      | [0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}  # a UUID
-      | [\w.+-]+@[\w-]+(?:\.[\w-]+)+       # an email address
-      | arn:[\w-]*:\S*                     # an AWS resource name
-      | \d+(?:\.\d+)?\s*(?:ms|s|sec|m|min|h|d|days?|kb|mb|gb|%|chars?|characters)  # amounts
-    )$""", re.VERBOSE | re.IGNORECASE)
-# What a value is like, not what it is: "base64-encoded", "sha256", "bcrypt-hashed"
-_DESCRIPTION = re.compile(
-    r"^(?:[a-z]+\d*-(?:encoded|based|protected|only|free|compatible|enabled|disabled|hashed"
-    r"|salted|encrypted|signed|scoped|bound|less|style|like)"
-    r"|base\d+\w*|sha-?\d+|md5|bcrypt\w*|scrypt|argon2\w*|pbkdf2\w*|hmac[\w-]*|utf-?\d+"
-    r"|rsa-?\d*|ed25519|aes-?\d+\w*|oauth\d*|\d+-?(?:bits?|bytes?|chars?|characters|digits?))$")
-_PLACEHOLDER_WORDS = {
-    "redacted", "hidden", "changeme", "change-me", "placeholder", "secret", "password",
-    "token", "none", "null", "empty", "unset", "undefined", "required", "optional",
-    "todo", "tbd", "n/a", "example", "dummy", "fake", "test",
-}
-
-_LONG_RUN = re.compile(r"[A-Za-z0-9_\-+/=.:@]{11,}")
-_JWT_TAIL = re.compile(r"[A-Za-z0-9_\-.+/=]*")
-_WORDS = re.compile(r"[a-z]{4,}|[A-Z][a-z]{3,}")
-_TOKEN_RE = re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/_-]{24,}={0,2}(?![A-Za-z0-9+/=_-])")
-# "Authorization: Bearer …", "-H 'Authorization: token …'"
-_AUTH_HEADER = re.compile(
-    r"(?<![\w-])(?:Bearer|Basic|Token|Bot)\s+(?P<val>[A-Za-z0-9._~+/=-]{12,})", re.IGNORECASE)
-_BASE64_CHARSET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/\\-_="
-ENTROPY_LIMIT = 4.2  # bits per character, detect-secrets' measure (its own default is 4.5)
 
 
 class _Detectors:

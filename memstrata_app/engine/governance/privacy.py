@@ -1,0 +1,51 @@
+"""Privacy policy over the ledger: a secret never enters it, whatever the way in (ingest
+redacts before anything is hashed; an import's records are redacted the same way), the rows
+whose sentence had a secret replaced are flagged, and an erasure's reason is itself redacted.
+The erasure mechanics (what a purge or a redaction overwrites) are ledger/erasure.py's."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import apsw
+
+from ..ledger.erasure import SECRET, flag_rows
+from .secrets import PLACEHOLDER_MARK, redact
+
+# Text-bearing fields of an exported row (import redacts them like ingest does)
+_RECORD_TEXT = ("text", "subject", "object", "subject_norm", "object_norm", "key", "reason",
+                "context")
+
+
+def flag_secret_rows(conn: apsw.Connection, ids: Iterable[int], at: float) -> None:
+    """Flag those of `ids` whose stored sentence holds a secret's placeholder."""
+    ids = list(dict.fromkeys(int(i) for i in ids))
+    if not ids:
+        return
+    rows = conn.execute(
+        f"SELECT id FROM assertions WHERE id IN ({','.join('?' * len(ids))})"
+        " AND instr(text, ?) > 0", (*ids, PLACEHOLDER_MARK)).fetchall()
+    flag_rows(conn, (int(r[0]) for r in rows), SECRET, at)  # type: ignore[arg-type]
+
+
+def redact_record(record: dict[str, Any]) -> dict[str, Any]:
+    """An exported row with secrets in its text fields replaced, as ingest would have."""
+    out = dict(record)
+    for f in _RECORD_TEXT:
+        v = out.get(f)
+        if isinstance(v, str) and v:
+            out[f] = redact(v)[0]
+    return out
+
+
+def erasure_reason(how: str, reason: str | None) -> str:
+    """What an erased row's reason says: "purged", or "purged: <reason, redacted>"."""
+    if not reason or reason.strip() in ("", how):
+        return how
+    return f"{how}: {redact(reason.strip())[0][:200]}"
+
+
+def clean_reason(reason: str | None, default: str, n: int) -> str:
+    """A reason given by a person, with secrets replaced, at most `n` characters."""
+    return redact((reason or default).strip())[0][:n]
