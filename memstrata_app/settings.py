@@ -110,9 +110,8 @@ def apply_judge(engine: Any, settings: Any) -> None:
     from .engine.understand.judge import Thresholds
 
     spec = str(settings.get("update_judge"))
-    current = getattr(engine.judge, "name", None)
-    if spec != "off" and spec.startswith("ollama:") and current == spec:
-        pass
+    if spec.startswith("ollama:") and getattr(engine.judge, "name", None) == spec:
+        pass  # already in force
     else:
         try:
             engine.use_judge(spec)

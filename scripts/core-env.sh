@@ -9,7 +9,9 @@ py="${PYTHON:-python3}"
 [ -x "$venv/bin/python" ] || "$py" -m venv "$venv"
 pip=("$venv/bin/python" -m pip install --disable-pip-version-check -q)
 "$venv/bin/python" -c "import torch" >/dev/null 2>&1 || "${pip[@]}" "torch==2.13.0"
-"${pip[@]}" -e . pytest pytest-timeout hypothesis import-linter
+"${pip[@]}" -e ".[distill]" pytest pytest-timeout hypothesis import-linter
+# the local embedder's ONNX graph (shared with .venv: same checkout, same recipe, built once)
+HF_HUB_OFFLINE=1 "$venv/bin/python" scripts/build_onnx_embedder.py
 for pkg in PySide6 pyqtgraph starlette uvicorn mcp; do
   if "$venv/bin/python" -c "import importlib.util,sys; sys.exit(importlib.util.find_spec('$pkg') is None)"; then
     echo "core-env: $pkg is installed in $venv; the core environment must not have it" >&2

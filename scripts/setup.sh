@@ -2,7 +2,9 @@
 # Creates .venv and installs MemStrata with everything it needs. Safe to run again.
 #   scripts/setup.sh          the app (engine, endpoint, desktop)
 #   scripts/setup.sh --test   the app plus the test tools
-# Both also build the static embedder (scripts/build_static_embedder.py, ~20-80 s once).
+# Both also build the local embedder's ONNX graph (scripts/build_onnx_embedder.py) and the
+# static embedder (scripts/build_static_embedder.py), ~1-2 min once. torch is needed for those
+# builds only: nothing MemStrata runs imports it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -19,9 +21,11 @@ pip=(.venv/bin/python -m pip install --disable-pip-version-check -q)
 # The stamp records the extras installed; a superset serves too (after `--test`, the app
 # needs nothing more), so run.sh and test.sh share one environment without reinstalling.
 stamp=".venv/.memstrata-setup"
-digest="$(cat pyproject.toml scripts/setup.sh scripts/build_static_embedder.py | sha256sum | cut -d' ' -f1)"
+digest="$(cat pyproject.toml scripts/setup.sh scripts/build_static_embedder.py scripts/build_onnx_embedder.py | sha256sum | cut -d' ' -f1)"
 static_model="memstrata_app/resources/static-minilm-m2v"
-if [ -f "$stamp" ] && [ -x .venv/bin/memstrata ] && [ -f "$static_model/build.json" ]; then
+onnx_model="memstrata_app/resources/minilm-onnx"
+if [ -f "$stamp" ] && [ -x .venv/bin/memstrata ] && [ -f "$static_model/build.json" ] \
+   && [ -f "$onnx_model/embedder.json" ]; then
   read -r have_digest have_extras < "$stamp" || true
   if [ "${have_digest:-}" = "$digest" ]; then
     covered=1
@@ -37,8 +41,8 @@ if [ -f "$stamp" ] && [ -x .venv/bin/memstrata ] && [ -f "$static_model/build.js
 fi
 want="$digest ${extras}"
 
-# torch first, pinned: the CPU build. Left unpinned, sentence-transformers would pull a
-# multi-GB CUDA build that this app never uses.
+# torch first, pinned: the CPU build (left unpinned, sentence-transformers would pull a
+# multi-GB CUDA build). A build-time dependency: it exports the embedder below.
 if ! .venv/bin/python -c "import torch" >/dev/null 2>&1; then
   "${pip[@]}" "torch==2.13.0"
 fi
@@ -62,6 +66,10 @@ fi
 # than kept in git, offline from the shipped weights; skipped when already built from the
 # same recipe. It reports whether its digest matches the reference build.
 HF_HUB_OFFLINE=1 .venv/bin/python scripts/build_static_embedder.py
+# The local embedder (all-MiniLM-L6-v2 with its pooling, as one ONNX graph, ~90 MB): exported
+# offline from the same weights; skipped when built from the same recipe. It checks its
+# vectors against the torch pipeline and reports whether its digest is the reference one.
+HF_HUB_OFFLINE=1 .venv/bin/python scripts/build_onnx_embedder.py
 
 echo "$want" > "$stamp"
 echo "MemStrata is set up in $(pwd)/.venv"

@@ -452,11 +452,15 @@ def test_setup_with_test_extras_serves_run_sh_without_reinstalling(tmp_path):
 
     root = Path(__file__).resolve().parents[1]
     (tmp_path / "scripts").mkdir()
-    for f in ("scripts/setup.sh", "scripts/build_static_embedder.py", "pyproject.toml"):
+    for f in ("scripts/setup.sh", "scripts/build_static_embedder.py",
+              "scripts/build_onnx_embedder.py", "pyproject.toml"):
         shutil.copy(root / f, tmp_path / f)
     model = tmp_path / "memstrata_app" / "resources" / "static-minilm-m2v"
     model.mkdir(parents=True)  # the static embedder, as the (stand-in) build leaves it
     (model / "build.json").write_text("{}")
+    onnx = tmp_path / "memstrata_app" / "resources" / "minilm-onnx"
+    onnx.mkdir(parents=True)  # and the ONNX embedder
+    (onnx / "embedder.json").write_text("{}")
     bin_ = tmp_path / ".venv" / "bin"
     bin_.mkdir(parents=True)
     log = tmp_path / "pip.log"

@@ -1,5 +1,11 @@
 """`memstrata bench embedders`: the embedders side by side — cold load, resident memory,
-query-embedding latency, batch throughput, size on disk.
+query-embedding latency, batch throughput, size on disk, and (`--recall`) the benchmark's
+current-value recall with each.
+
+The default set: `local-torch` (all-MiniLM-L6-v2 through sentence-transformers and torch, the
+runtime before ONNX: the baseline of the ratios), `local` (the same model on ONNX Runtime,
+fp32: the default), `local-int8` (ONNX, int8 weights: another vector space, measured only)
+and `static` (model2vec). Specs whose model is not built are reported and skipped.
 
 Each embedder is measured in fresh processes (one per run), so a cold load really is cold
 and one model's memory never counts against the other: the process imports the engine's
@@ -96,12 +102,37 @@ def _child(spec: str, queries: list[str], batch: list[str]) -> dict[str, Any]:
 
 
 def _folder_mb(spec: str) -> float | None:
+    """What the spec's model weighs on disk (the files it loads)."""
     from memstrata_app.engine.retrieve.embedders import local_model_dir, static_model_dir
+    from memstrata_app.engine.retrieve.onnx_embedder import INT8_FILE, onnx_model_dir
 
-    folder = {"local": local_model_dir, "static": static_model_dir}.get(spec.split(":")[0])
-    if folder is None:
+    files: list[Path]
+    if spec == "local":
+        files = [onnx_model_dir() / "model.onnx", onnx_model_dir() / "tokenizer.json"]
+    elif spec == "local-int8":
+        files = [onnx_model_dir() / INT8_FILE, onnx_model_dir() / "tokenizer.json"]
+    elif spec == "local-torch":
+        files = [p for p in local_model_dir().rglob("*") if p.is_file()]
+    elif spec == "static":
+        files = [p for p in static_model_dir().rglob("*") if p.is_file()]
+    else:
         return None
-    return sum(p.stat().st_size for p in folder().rglob("*") if p.is_file()) / 1e6
+    return sum(p.stat().st_size for p in files if p.is_file()) / 1e6
+
+
+def _recall(spec: str, seed: int, log: Any) -> dict[str, Any]:
+    """The quick benchmark (the suite and the conversational sets) with this embedder: the
+    engine's current-value recall and stale share, and the probes it passes."""
+    from memstrata_app.engine.retrieve.embedders import resolve_embedder
+
+    from .runner import run
+
+    report, _ctx = run(seed=seed, quick=True, embedder=resolve_embedder(spec), log=log)
+    m = report["systems"]["memstrata"]
+    conv = report["conversations"]["totals"]
+    return {"current_present": m["current_present"], "stale_present": m["stale_present"],
+            "as_of_accuracy": m["as_of_accuracy"],
+            "conversation_probes": f"{conv['engine_pass']}/{conv['probes']}"}
 
 
 def _pct(xs: list[float], q: float) -> float:
@@ -113,8 +144,10 @@ def _pct(xs: list[float], q: float) -> float:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="memstrata bench embedders",
                                  description=__doc__.split("\n\n")[0])
-    ap.add_argument("--embedders", default="local,static",
-                    help='comma-separated specs (default "local,static")')
+    ap.add_argument("--embedders", default="local-torch,local,local-int8,static",
+                    help='comma-separated specs (default "local-torch,local,local-int8,static")')
+    ap.add_argument("--recall", action="store_true",
+                    help="also run the quick benchmark with each (minutes per embedder)")
     ap.add_argument("--queries", type=int, default=1000,
                     help="one-sentence queries per run (default 1000)")
     ap.add_argument("--batch", type=int, default=2000,
@@ -134,7 +167,11 @@ def main(argv: list[str] | None = None) -> int:
                               "machine": f"{os.cpu_count()} cores, {platform.machine()}, "
                                          f"Python {platform.python_version()}"}
     for spec in specs:
-        runs = [_child(spec, queries, batch) for _ in range(args.runs)]
+        try:
+            runs = [_child(spec, queries, batch) for _ in range(args.runs)]
+        except RuntimeError as e:
+            print(f"{spec}: skipped ({str(e).strip().splitlines()[-1]})", file=sys.stderr)
+            continue
         lat = [x for r in runs for x in r["query_ms"]]
         result["embedders"][spec] = {
             "name": runs[0]["name"], "dim": runs[0]["dim"],
@@ -146,20 +183,41 @@ def main(argv: list[str] | None = None) -> int:
             "batch_per_s": statistics.median(r["batch_per_s"] for r in runs),
             "disk_mb": _folder_mb(spec), "torch_loaded": any(r["torch_loaded"] for r in runs),
         }
+        if args.recall:
+            result["embedders"][spec]["recall"] = _recall(
+                spec, args.seed, lambda m, s=spec: print(f"  [{s}] {m}", file=sys.stderr))
     if args.json:
         print(json.dumps(result, indent=2))
         return 0
     print(f"machine: {result['machine']}; {args.runs} fresh processes per embedder, "
           f"{args.queries} one-sentence queries each, batch of {args.batch}")
-    hdr = ("embedder", "dim", "load (cold)", "RSS", "RSS over bare", "query p50", "query p95",
-           "batch sentences/s", "on disk", "torch loaded")
+    hdr = ("embedder", "space", "dim", "load (cold)", "RSS", "RSS over bare", "query p50",
+           "query p95", "batch sentences/s", "on disk", "torch loaded")
     print("\n| " + " | ".join(hdr) + " |\n|" + "---|" * len(hdr))
-    for e in result["embedders"].values():
+    base = result["embedders"].get("local-torch")
+    for spec, e in result["embedders"].items():
         disk = f"{e['disk_mb']:.1f} MB" if e["disk_mb"] is not None else "–"
-        print(f"| `{e['name']}` | {e['dim']} | {e['load_s']:.2f} s | {e['rss_mb']:.0f} MB | "
+        print(f"| {spec} | `{e['name']}` | {e['dim']} | {e['load_s']:.2f} s | "
+              f"{e['rss_mb']:.0f} MB | "
               f"{e['rss_mb'] - bare_mb:.0f} MB | {e['query_p50_ms']:.3f} ms | "
               f"{e['query_p95_ms']:.3f} ms | {e['batch_per_s']:,.0f} | {disk} | "
               f"{'yes' if e['torch_loaded'] else 'no'} |")
+    if base is not None:
+        print("\nagainst local-torch in this run (load, RSS over bare, query p50, batch):")
+        for spec, e in result["embedders"].items():
+            if spec == "local-torch":
+                continue
+            print(f"  {spec}: load ×{e['load_s'] / base['load_s']:.2f}, RSS over bare "
+                  f"×{(e['rss_mb'] - bare_mb) / max(base['rss_mb'] - bare_mb, 1e-9):.2f}, "
+                  f"query p50 ×{e['query_p50_ms'] / base['query_p50_ms']:.2f}, batch "
+                  f"×{e['batch_per_s'] / base['batch_per_s']:.2f}")
+    if args.recall:
+        print("\n| embedder | current value present | stale present | as-of accuracy | "
+              "conversation probes passed |\n|---|---|---|---|---|")
+        for spec, e in result["embedders"].items():
+            r = e["recall"]
+            print(f"| {spec} | {r['current_present']} | {r['stale_present']} | "
+                  f"{r['as_of_accuracy']} | {r['conversation_probes']} |")
     print(f"\nbare process (engine's embedders module imported, no model): {bare_mb:.0f} MB RSS; "
           "load = first embed() in a fresh process after the import (model load + one "
           "sentence)")

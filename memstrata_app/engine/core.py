@@ -7,6 +7,10 @@ It composes four services, each with its own state, and delegates to them:
   Ollama tier, and `review` (what the write path held back);
 - `governance` (governance/): authority, labels, retention, holds, erasure, the audit trail.
 docs/ARCHITECTURE.md walks the write and the read path through the files.
+
+The understanding layer (the phrasing rules, the parser, the secrets detector: most of the
+engine's import time) is imported and built on first use, so a process that only reads —
+`memstrata query`, `history`, `stats` — never pays for it.
 """
 
 from __future__ import annotations
@@ -15,9 +19,8 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from .governance.secrets import redact
 from .governance.service import Governance
 from .ledger import queries
 from .ledger.erasure import SECRET
@@ -37,8 +40,10 @@ from .types import (
     Status,
     TurnRecall,
 )
-from .understand import restore
-from .understand.pipeline import Pipeline
+
+if TYPE_CHECKING:
+    from .understand.pipeline import Pipeline
+    from .understand.review import Review
 
 Progress = Callable[[int, int], None]  # (done, total)
 T = TypeVar("T")
@@ -60,6 +65,17 @@ class _Via(Generic[T]):
         setattr(getattr(obj, self.service), self.name, value)  # type: ignore[arg-type]
 
 
+class _Deferred(_Via[T]):
+    """A setting of the understanding layer: set before the layer is built, it is kept and
+    applied when it is (reading it builds the layer)."""
+
+    def __set__(self, obj: Any, value: T) -> None:
+        if obj._pipeline is None:
+            obj._pending[(self.service, self.name)] = value
+        else:
+            super().__set__(obj, value)
+
+
 class MemoryEngine:
     """A bi-temporal ledger of facts: ingest statements, retrieve what is valid at T."""
 
@@ -70,12 +86,12 @@ class MemoryEngine:
     hybrid: _Via[bool] = _Via("_ranking")  # the term side fused with the vector one
     fusion: _Via[str] = _Via("_ranking")  # "linear" or "rrf"
     lexical_weight: _Via[float] = _Via("_ranking")
-    quarantine_threshold: _Via[float] = _Via("understanding")
+    quarantine_threshold: _Via[float] = _Deferred("understanding")
     llm_tier: _Via[Any] = _Via("understanding")  # the Ollama tier, when enabled
     judge: _Via[Any] = _Via("_judging")  # the update judge; None: the rules alone
-    judge_thresholds: _Via[Any] = _Via("_judging")
-    judge_candidates: _Via[int] = _Via("_judging")  # active sentences judged per statement
-    judge_floor: _Via[float] = _Via("_judging")  # below this retrieval score, no candidate
+    judge_thresholds: _Via[Any] = _Deferred("_judging")
+    judge_candidates: _Via[int] = _Deferred("_judging")  # active sentences judged per statement
+    judge_floor: _Via[float] = _Deferred("_judging")  # below this retrieval score, no candidate
     judge_pairs: _Via[int] = _Via("_judging")  # pairs judged (benchmarks report pairs/s)
     authority_order: _Via[tuple[str, ...]] = _Via("governance")
     retention: _Via[tuple[Any, ...]] = _Via("governance")
@@ -86,11 +102,39 @@ class MemoryEngine:
         self.governance = Governance(ledger)
         ledger.policy = self.governance
         self.retriever = Retriever(ledger, embedder, self.metrics)
-        self.understanding = Pipeline(ledger, self.retriever, self.metrics,
-                                      quarantine_threshold)
-        self.review = self.understanding.review
         self._ranking = self.retriever.ranking
-        self._judging = self.understanding.judging
+        self._pipeline: Pipeline | None = None  # built on first use (see the module's note)
+        self._pending: dict[tuple[str, str], Any] = {("understanding", "quarantine_threshold"):
+                                                     quarantine_threshold}
+        self._judge_choice: Any = "auto"
+        self._build_lock = threading.Lock()
+
+    @property
+    def understanding(self) -> Pipeline:
+        """The write path (understand/pipeline.py), built on first use with the settings and
+        the judge chosen before."""
+        if self._pipeline is None:
+            with self._build_lock:
+                if self._pipeline is None:
+                    from .understand.pipeline import Pipeline
+
+                    pending = dict(self._pending)
+                    p = Pipeline(self.ledger, self.retriever, self.metrics,
+                                 pending.pop(("understanding", "quarantine_threshold")))
+                    p.judging.use(self._judge_choice)
+                    for (service, name), value in pending.items():
+                        setattr(p if service == "understanding" else p.judging, name, value)
+                    self._pending.clear()
+                    self._pipeline = p
+        return self._pipeline
+
+    @property
+    def review(self) -> Review:
+        return self.understanding.review
+
+    @property
+    def _judging(self) -> Any:
+        return self.understanding.judging
 
     # --- what tests and the app's known-at views read of the store directly ----------------
     @property
@@ -148,7 +192,10 @@ class MemoryEngine:
 
     def use_judge(self, judge: Any) -> MemoryEngine:
         """Choose the update judge: "auto" (built-in), None/"off" (rules alone) or a Judge."""
-        self.understanding.judging.use(judge)
+        if self._pipeline is None and (judge in (None, False, "off", "auto", "builtin")):
+            self._judge_choice = judge  # these cannot fail: applied when the layer is built
+        else:
+            self.understanding.judging.use(judge)
         return self
 
     @property
@@ -169,7 +216,8 @@ class MemoryEngine:
     def close(self) -> None:
         if self.ledger.closed:
             return
-        self.disable_llm_tier()
+        if self._pipeline is not None:
+            self.disable_llm_tier()
         self.ledger.close()
 
     def __enter__(self) -> MemoryEngine:
@@ -191,6 +239,8 @@ class MemoryEngine:
         background thread)."""
         self.embedder.embed(["warm up"])
         self.retriever.index()
+        from .governance.secrets import redact
+
         redact("warm up")
 
     # --- write path ----------------------------------------------------------------------
@@ -358,6 +408,8 @@ class MemoryEngine:
         `summary`, when given, is filled with what happened to the records: "restored"
         (empty ledger), "already there", "kept retracted" (not replayed), "not standing"
         (rejected or quarantined, not replayed) and each replayed action's kind."""
+        from .understand import restore
+
         return restore.import_records(self.understanding, records, progress, cancel, space, summary)
 
     def reindex(self, embedder: Any, progress: Progress | None = None,

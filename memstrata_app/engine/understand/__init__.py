@@ -8,6 +8,19 @@ update judge's verdicts (candidates.py, judging.py). `Pipeline` (pipeline.py) ru
 review.py, restore.py and the Ollama tier (llm_tier.py) write through the same decisions.
 """
 
-from .claims import Reading, read
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .claims import Reading, read
 
 __all__ = ["Reading", "read"]
+
+
+def __getattr__(name: str) -> Any:
+    """`read` and `Reading` on first use: importing the package (for the judge's types, say)
+    does not load the phrasing rules."""
+    if name in __all__:
+        from . import claims
+
+        return getattr(claims, name)
+    raise AttributeError(name)

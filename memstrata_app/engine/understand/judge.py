@@ -144,17 +144,11 @@ class OnnxJudge:
         with self._lock:
             if self._session is not None:
                 return
-            import onnxruntime as ort
             from tokenizers import Tokenizer
 
-            opts = ort.SessionOptions()
-            opts.intra_op_num_threads = self.threads
-            opts.inter_op_num_threads = 1
-            opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-            opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-            opts.log_severity_level = 3
-            self._session = ort.InferenceSession(str(self.folder / "judge.onnx"), opts,
-                                                 providers=["CPUExecutionProvider"])
+            from ..retrieve.onnx_embedder import onnx_session
+
+            self._session = onnx_session(self.folder / "judge.onnx", self.threads)
             tok = Tokenizer.from_file(str(self.folder / "tokenizer.json"))
             tok.enable_truncation(MAX_TOKENS, strategy="longest_first")
             tok.no_padding()

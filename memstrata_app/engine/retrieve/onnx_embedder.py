@@ -1,0 +1,159 @@
+"""The local embedder on ONNX Runtime: all-MiniLM-L6-v2 exported with its pooling
+(scripts/build_onnx_embedder.py), run with `tokenizers` and `onnxruntime` — no torch.
+
+The vectors are those of the sentence-transformers pipeline (cosine ≥ 0.9999, checked on
+build and by tests/engine/test_onnx_embedder.py), so the space keeps its name
+(`local:all-MiniLM-L6-v2`): a ledger embedded through torch reads on without reindexing.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..types import EngineError
+
+log = logging.getLogger(__name__)
+
+ONNX_MODEL_FOLDER = "minilm-onnx"
+ONNX_MODEL_ENV = "MEMSTRATA_ONNX_MODEL"
+ONNX_META = "embedder.json"
+ONNX_THREADS_ENV = "MEMSTRATA_ONNX_THREADS"
+MAX_TOKENS = 256  # all-MiniLM-L6-v2's max_seq_length (sentence_bert_config.json)
+LOCAL_NAME = "local:all-MiniLM-L6-v2"  # the vector space: the model, whatever runs it
+LOCAL_DIM = 384
+INT8_FILE = "model-int8.onnx"  # a quantized variant (build --int8), measured, not used
+
+
+def onnx_model_dir() -> Path:
+    """Where the ONNX embedder's files are: $MEMSTRATA_ONNX_MODEL, else the folder
+    scripts/build_onnx_embedder.py builds (scripts/setup.sh runs it) inside the package."""
+    env = os.environ.get(ONNX_MODEL_ENV)
+    if env:
+        return Path(env).expanduser()
+    return Path(__file__).resolve().parents[2] / "resources" / ONNX_MODEL_FOLDER
+
+
+def default_threads() -> int:
+    """ONNX Runtime's intra-op threads: $MEMSTRATA_ONNX_THREADS, else min(2, cores) — on 2
+    cores two threads embed a batch 1.6–1.8× faster than one and a single query no slower
+    (docs/PERFORMANCE.md, `memstrata bench embedders`)."""
+    env = os.environ.get(ONNX_THREADS_ENV, "")
+    if env.isdigit() and int(env) > 0:
+        return int(env)
+    return min(2, os.cpu_count() or 1)
+
+
+def onnx_session(path: Path, threads: int) -> Any:
+    """One CPU inference session as the app runs them: `threads` intra-op threads, one
+    inter-op thread, sequential execution, every graph optimization, quiet logs."""
+    import onnxruntime as ort
+
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = threads
+    opts.inter_op_num_threads = 1
+    opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    opts.log_severity_level = 3
+    return ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
+
+
+def padded(encodings: Sequence[Any]) -> dict[str, np.ndarray]:
+    """A batch of `tokenizers` encodings as right-padded int64 arrays (ids, mask, type ids)."""
+    width = max((len(e.ids) for e in encodings), default=0)
+    ids = np.zeros((len(encodings), max(width, 1)), dtype=np.int64)
+    mask = np.zeros_like(ids)
+    types = np.zeros_like(ids)
+    for r, e in enumerate(encodings):
+        n = len(e.ids)
+        ids[r, :n] = e.ids
+        mask[r, :n] = 1
+        types[r, :n] = e.type_ids
+    return {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
+
+
+class OnnxEmbedder:
+    """all-MiniLM-L6-v2 on ONNX Runtime (CPU), loaded on first use; the default embedder.
+
+    `model_file`: the graph inside the folder (`model.onnx`; the benchmark also measures an
+    int8 variant). Sentences are embedded shortest first in batches of `batch_size`, so a
+    batch pads little; rows come back in the order given."""
+
+    def __init__(self, folder: str | Path | None = None, batch_size: int = 32,
+                 threads: int | None = None, model_file: str = "model.onnx",
+                 name: str = LOCAL_NAME):
+        self.name = name
+        self.folder = Path(folder) if folder is not None else onnx_model_dir()
+        self.batch_size = batch_size
+        self.threads = threads or default_threads()
+        self.model_file = model_file
+        self._session: Any = None
+        self._tokenizer: Any = None
+        self._lock = threading.Lock()
+
+    @property
+    def dim(self) -> int:
+        return LOCAL_DIM
+
+    @property
+    def loaded(self) -> bool:
+        return self._session is not None
+
+    def _missing(self, what: str) -> EngineError:
+        return EngineError(
+            f"the local embedder's model is missing ({what} in {self.folder}): run "
+            "scripts/setup.sh (it builds it with scripts/build_onnx_embedder.py"
+            + (" --int8" if self.model_file == INT8_FILE else "") + "), or set "
+            f"${ONNX_MODEL_ENV} to a folder that holds it")
+
+    def load(self) -> None:
+        with self._lock:
+            if self._session is not None:
+                return
+            graph, vocab = self.folder / self.model_file, self.folder / "tokenizer.json"
+            for f in (graph, vocab):
+                if not f.is_file():
+                    raise self._missing(f.name)
+            from tokenizers import Tokenizer
+
+            try:
+                tok = Tokenizer.from_file(str(vocab))
+                session = onnx_session(graph, self.threads)
+            except Exception as e:  # a damaged file: say which, and how to rebuild it
+                raise self._missing(f"a readable {self.model_file} ({e})") from e
+            tok.enable_truncation(MAX_TOKENS)
+            tok.no_padding()
+            self._tokenizer = tok
+            self._inputs = {i.name for i in session.get_inputs()}
+            self._session = session
+            log.info("local embedder (ONNX Runtime, %d threads) loaded from %s",
+                     self.threads, self.folder)
+
+    def meta(self) -> dict[str, Any]:
+        """What the build recorded (embedder.json), or {} when it is missing."""
+        try:
+            return dict(json.loads((self.folder / ONNX_META).read_text()))
+        except (OSError, ValueError):
+            return {}
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        self.load()
+        texts = list(texts)
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        encs = self._tokenizer.encode_batch([texts[i] for i in order])
+        out = np.empty((len(texts), self.dim), dtype=np.float32)
+        for s in range(0, len(encs), self.batch_size):
+            feed = {k: v for k, v in padded(encs[s:s + self.batch_size]).items()
+                    if k in self._inputs}
+            vecs = self._session.run(["embedding"], feed)[0]
+            out[order[s:s + self.batch_size]] = vecs
+        return out

@@ -1,0 +1,107 @@
+"""The local embedder on ONNX Runtime: the same vectors as all-MiniLM-L6-v2 through
+sentence-transformers and torch, so ledgers embedded before read on unchanged.
+
+The torch side (TorchEmbedder) is the reference the graph was exported from; these tests need
+it installed (a build- and test-time dependency) and skip without it.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from memstrata_app.bench.embedders import _texts
+from memstrata_app.engine import EngineError, MemoryEngine
+from memstrata_app.engine.retrieve.embedders import (
+    LOCAL_NAME,
+    TorchEmbedder,
+    resolve_embedder,
+    shared_local_embedder,
+)
+from memstrata_app.engine.retrieve.onnx_embedder import OnnxEmbedder, onnx_model_dir
+
+needs_torch = pytest.mark.skipif(importlib.util.find_spec("sentence_transformers") is None,
+                                 reason="the torch reference is not installed")
+T0 = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
+
+EDGES = [
+    "", " ", "é", "Ben has it now 🎉🚀", "wait no, 96 not 128", "`go 1.22` in go.mod",
+    "FROM python:3.12-slim\nRUN pip install -r requirements.txt",
+    "数据库的端口是 5432。", "Das Passwort wird monatlich geändert.",
+    "timeout " * 300,  # past the 256-token window: truncated as sentence-transformers does
+    "a" * 2000,
+]
+
+
+@pytest.fixture(scope="module")
+def torch_reference() -> TorchEmbedder:
+    emb = TorchEmbedder()
+    emb.load()
+    return emb
+
+
+@needs_torch
+def test_same_vectors_as_the_torch_pipeline(local_embedder: OnnxEmbedder,
+                                            torch_reference: TorchEmbedder) -> None:
+    texts = _texts(150, 3, "statement") + _texts(100, 4, "query") + EDGES
+    ours, ref = local_embedder.embed(texts), torch_reference.embed(texts)
+    assert ours.shape == ref.shape == (len(texts), 384) and ours.dtype == np.float32
+    cos = np.sum(ours * ref, axis=1)
+    worst = int(np.argmin(cos))
+    assert cos.min() >= 0.9999, (texts[worst][:80], float(cos.min()))
+    assert np.allclose(np.linalg.norm(ours, axis=1), 1.0, atol=1e-5)
+
+
+def test_rows_do_not_depend_on_batch_or_order(local_embedder: OnnxEmbedder) -> None:
+    texts = _texts(40, 5, "statement") + EDGES
+    together = local_embedder.embed(texts)
+    alone = np.stack([local_embedder.embed([t])[0] for t in texts])
+    backwards = local_embedder.embed(texts[::-1])[::-1]
+    assert np.abs(together - alone).max() < 1e-5
+    assert np.abs(together - backwards).max() < 1e-5
+
+
+def test_the_default_local_embedder_is_onnx_in_the_same_space() -> None:
+    emb = resolve_embedder("local")
+    assert isinstance(emb, OnnxEmbedder) and emb is shared_local_embedder()
+    assert emb.name == LOCAL_NAME and emb.dim == 384
+    assert emb.meta().get("min_cosine_vs_torch", 0) >= 0.9999  # what the build checked
+
+
+@needs_torch
+def test_a_ledger_embedded_through_torch_reads_on_without_reindexing(
+        tmp_path: Path, local_embedder: OnnxEmbedder, torch_reference: TorchEmbedder) -> None:
+    db = tmp_path / "old.db"
+    with MemoryEngine.open(db, embedder=torch_reference, judge="off") as old:
+        old.ingest("The auth service port is 8080.", at=T0)
+        old.ingest("The cache TTL is 300 seconds.", at=T0)
+        old.ingest("The auth service port is now 9090.", at=T0 + timedelta(days=3))
+        before = [(h.assertion_id, round(h.score, 4)) for h in
+                  old.retrieve("which port does auth use?", k=3)]
+    with MemoryEngine.open(db, judge="off") as new:  # "auto": the ledger's own space
+        assert new.embedder is local_embedder
+        after = [(h.assertion_id, round(h.score, 4)) for h in
+                 new.retrieve("which port does auth use?", k=3)]
+        assert [i for i, _ in after] == [i for i, _ in before]
+        assert all(abs(a - b) < 1e-3 for (_, a), (_, b) in zip(after, before, strict=True))
+        assert "9090" in new.retrieve("which port does auth use?", k=1)[0].text
+
+
+def test_a_missing_model_says_how_to_build_it(tmp_path: Path) -> None:
+    emb = OnnxEmbedder(tmp_path / "nowhere")
+    with pytest.raises(EngineError, match="build_onnx_embedder"):
+        emb.embed(["x"])
+
+
+def test_a_damaged_model_says_so(tmp_path: Path) -> None:
+    folder = tmp_path / "damaged"
+    folder.mkdir()
+    shutil.copy(onnx_model_dir() / "tokenizer.json", folder / "tokenizer.json")
+    (folder / "model.onnx").write_bytes(b"not a graph")
+    with pytest.raises(EngineError, match="readable model.onnx"):
+        OnnxEmbedder(folder).embed(["x"])
