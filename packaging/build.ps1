@@ -7,7 +7,8 @@
 # Parameters / environment:
 #   -Python     interpreter for the build venv (default: $env:PYTHON, else "py -3.11")
 #   -Venv       build venv folder (default build\venv; reused when present)
-#   -TorchIndex extra index for torch (default none: PyPI's Windows torch wheel is CPU-only)
+#   -TorchIndex extra index for torch, which builds the models only (default none: PyPI's
+#               Windows torch wheel is CPU-only)
 param(
     [string]$Python = $(if ($env:PYTHON) { $env:PYTHON } else { "py -3.11" }),
     [string]$Venv = "",
@@ -36,27 +37,34 @@ Invoke-Checked $vpy @("-c", "import sys; assert sys.version_info >= (3, 11), sys
 $pip = @("-m", "pip", "install", "--disable-pip-version-check", "-q")
 Invoke-Checked $vpy ($pip + @("--upgrade", "pip", "wheel", "setuptools"))
 
-# 1. torch first, pinned, CPU build, so sentence-transformers never pulls another torch.
-Write-Host "==> torch==$TorchVersion (CPU)"
-$torchArgs = @()
-if ($TorchIndex) { $torchArgs = @("--extra-index-url", $TorchIndex) }
-Invoke-Checked $vpy ($pip + $torchArgs + @("torch==$TorchVersion"))
-Invoke-Checked $vpy @("-c", "import torch, sys; sys.exit('torch is a CUDA build' if torch.version.cuda else 0)")
-
-# 2. the app (not editable) and PyInstaller.
-Write-Host "==> memstrata-desktop[proxy,gui] + pyinstaller"
-Invoke-Checked $vpy ($pip + @(("{0}[proxy,gui]" -f $Root), "pyinstaller>=6.10", "pyinstaller-hooks-contrib"))
-Invoke-Checked $vpy @("-c", "import torch, sys; sys.exit('torch is a CUDA build' if torch.version.cuda else 0)")
-
-# 3. the static embedder (model2vec, ~15 MB) the bundle ships beside MiniLM.
-if (-not (Test-Path (Join-Path $Root "memstrata_app\resources\static-minilm-m2v\build.json"))) {
-    Write-Host "==> static embedder (scripts\build_static_embedder.py)"
-    Invoke-Checked $vpy ($pip + @(("{0}[distill]" -f $Root)))
+# 1. the models the bundle ships, where the checkout lacks them: the local embedder as one
+#    ONNX graph and the static embedder, exported with torch in a venv of their own (the
+#    bundle's venv never has torch: nothing in the bundle can depend on it).
+$res = Join-Path $Root "memstrata_app\resources"
+if (-not (Test-Path (Join-Path $res "minilm-onnx\embedder.json")) -or
+    -not (Test-Path (Join-Path $res "static-minilm-m2v\build.json"))) {
+    $mvenv = Join-Path $Root "build\models-venv"
+    Write-Host "==> models (scripts\build_onnx_embedder.py, scripts\build_static_embedder.py) in $mvenv"
+    $mpy = Join-Path $mvenv "Scripts\python.exe"
+    if (-not (Test-Path $mpy)) {
+        $parts = $Python -split " "
+        Invoke-Checked $parts[0] (@($parts | Select-Object -Skip 1) + @("-m", "venv", $mvenv))
+    }
+    $torchArgs = @()
+    if ($TorchIndex) { $torchArgs = @("--extra-index-url", $TorchIndex) }
+    Invoke-Checked $mpy ($pip + $torchArgs + @("torch==$TorchVersion"))
+    Invoke-Checked $mpy ($pip + @(("{0}[distill]" -f $Root)))
     $env:HF_HUB_OFFLINE = "1"
-    Invoke-Checked $vpy @((Join-Path $Root "scripts\build_static_embedder.py"))
+    Invoke-Checked $mpy @((Join-Path $Root "scripts\build_onnx_embedder.py"))
+    Invoke-Checked $mpy @((Join-Path $Root "scripts\build_static_embedder.py"))
 }
 
-# 4. the bundle.
+# 2. the app (not editable) and PyInstaller, without torch.
+Write-Host "==> memstrata-desktop[proxy,gui] + pyinstaller"
+Invoke-Checked $vpy ($pip + @(("{0}[proxy,gui]" -f $Root), "pyinstaller>=6.10", "pyinstaller-hooks-contrib"))
+Invoke-Checked $vpy @("-c", "import importlib.util, sys; sys.exit('the build venv has torch: remove it' if importlib.util.find_spec('torch') else 0)")
+
+# 3. the bundle.
 Write-Host "==> pyinstaller packaging\memstrata.spec"
 Invoke-Checked $vpy @("-m", "PyInstaller", "--noconfirm", "--clean", "--log-level", "WARN",
     "--distpath", (Join-Path $Root "dist"), "--workpath", (Join-Path $Root "build\pyinstaller"),
@@ -66,7 +74,7 @@ $out = Join-Path $Root "dist\memstrata"
 $size = (Get-ChildItem $out -Recurse -File | Measure-Object Length -Sum).Sum / 1MB
 Write-Host ("==> built {0} in {1:N0} s ({2:N0} MB)" -f $out, $sw.Elapsed.TotalSeconds, $size)
 
-# 5. optional: the Inno Setup installer.
+# 4. optional: the Inno Setup installer.
 if ($Installer) {
     $version = (Select-String -Path "memstrata_app\__init__.py" -Pattern '__version__ = "(.+)"').Matches[0].Groups[1].Value
     $iscc = (Get-Command ISCC.exe -ErrorAction SilentlyContinue).Source

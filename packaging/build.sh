@@ -6,7 +6,10 @@
 # Environment:
 #   PYTHON           interpreter for the build venv (default python3; must be >= 3.11)
 #   BUILD_VENV       where the build venv lives (default build/venv; reused when present)
-#   TORCH_INDEX_URL  extra index for the CPU torch wheel. Linux default:
+#   MODELS_VENV      where the venv that builds the models lives (default build/models-venv;
+#                    only made when memstrata_app/resources lacks a built model)
+#   TORCH_INDEX_URL  extra index for the CPU torch wheel the model build needs (torch exports
+#                    the embedder; the app never runs it). Linux default:
 #                    https://download.pytorch.org/whl/cpu (PyPI's Linux torch is the CUDA
 #                    build, several GB). Set it empty where a local wheel house already has
 #                    torch 2.13.0+cpu. Unused on macOS (PyPI's macOS torch is CPU/MPS).
@@ -17,7 +20,7 @@ ROOT=$(pwd)
 
 PY="${PYTHON:-python3}"
 VENV="${BUILD_VENV:-$ROOT/build/venv}"
-TORCH_VERSION="2.13.0"
+TORCH_VERSION="2.13.0"  # the models' build only
 case "$(uname -s)" in
   Linux) TORCH_INDEX_URL="${TORCH_INDEX_URL-https://download.pytorch.org/whl/cpu}" ;;
   *)     TORCH_INDEX_URL="${TORCH_INDEX_URL-}" ;;
@@ -34,34 +37,34 @@ vpy="$VENV/bin/python"
 pip=("$vpy" -m pip install --disable-pip-version-check -q)
 "${pip[@]}" --upgrade pip wheel setuptools
 
-# 1. torch first, pinned, CPU build. Installed before the app so that sentence-transformers'
-#    unpinned torch requirement is already met and pip never fetches a CUDA build.
-echo "==> torch==$TORCH_VERSION (CPU)"
-torch_args=()
-[ -n "$TORCH_INDEX_URL" ] && torch_args=(--extra-index-url "$TORCH_INDEX_URL")
-"${pip[@]}" ${torch_args[@]+"${torch_args[@]}"} "torch==$TORCH_VERSION"
-"$vpy" - <<'PY'
-import torch, sys
-if torch.version.cuda or getattr(torch.version, "hip", None):
-    sys.exit(f"torch {torch.__version__} is a GPU build (CUDA {torch.version.cuda}); "
-             "install the CPU wheel (TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu)")
-print(f"    torch {torch.__version__}, CPU only")
-PY
-
-# 2. the app (not editable: the bundle must not depend on this checkout) and PyInstaller.
-echo "==> memstrata-desktop[proxy,gui] + pyinstaller"
-"${pip[@]}" "${ROOT}[proxy,gui]" "pyinstaller>=6.10" "pyinstaller-hooks-contrib"
-"$vpy" -c 'import torch; assert not torch.version.cuda, "the app install replaced torch with a CUDA build"'
-
-# 3. the static embedder (model2vec, ~15 MB) the bundle ships beside MiniLM, so that
-#    `--embedder static` works in an installed app: built from the same MiniLM weights.
-if [ ! -f "$ROOT/memstrata_app/resources/static-minilm-m2v/build.json" ]; then
-  echo "==> static embedder (scripts/build_static_embedder.py)"
-  "${pip[@]}" "${ROOT}[distill]"
-  HF_HUB_OFFLINE=1 "$vpy" "$ROOT/scripts/build_static_embedder.py"
+# 1. the models the bundle ships, built offline from the MiniLM weights where the checkout
+#    lacks them: the local embedder as one ONNX graph and the static embedder. Their build
+#    needs torch (pinned, CPU) and transformers, in a venv of its own: the bundle's venv
+#    never has torch, so nothing in the bundle can depend on it.
+res="$ROOT/memstrata_app/resources"
+if [ ! -f "$res/minilm-onnx/embedder.json" ] || [ ! -f "$res/static-minilm-m2v/build.json" ]; then
+  MVENV="${MODELS_VENV:-$ROOT/build/models-venv}"
+  echo "==> models (scripts/build_onnx_embedder.py, scripts/build_static_embedder.py) in $MVENV"
+  [ -x "$MVENV/bin/python" ] || "$PY" -m venv "$MVENV"
+  mpip=("$MVENV/bin/python" -m pip install --disable-pip-version-check -q)
+  torch_args=()
+  [ -n "$TORCH_INDEX_URL" ] && torch_args=(--extra-index-url "$TORCH_INDEX_URL")
+  "${mpip[@]}" ${torch_args[@]+"${torch_args[@]}"} "torch==$TORCH_VERSION"
+  "${mpip[@]}" "${ROOT}[distill]"
+  HF_HUB_OFFLINE=1 "$MVENV/bin/python" "$ROOT/scripts/build_onnx_embedder.py"
+  HF_HUB_OFFLINE=1 "$MVENV/bin/python" "$ROOT/scripts/build_static_embedder.py"
 fi
 
-# 4. the bundle.
+# 2. the app (not editable: the bundle must not depend on this checkout) and PyInstaller,
+#    without torch.
+echo "==> memstrata-desktop[proxy,gui] + pyinstaller"
+"${pip[@]}" "${ROOT}[proxy,gui]" "pyinstaller>=6.10" "pyinstaller-hooks-contrib"
+if "$vpy" -c "import torch" >/dev/null 2>&1; then
+  echo "the build venv $VENV has torch (an older build's): remove it, or set BUILD_VENV" >&2
+  exit 1
+fi
+
+# 3. the bundle.
 echo "==> pyinstaller packaging/memstrata.spec"
 # shellcheck disable=SC2086
 "$vpy" -m PyInstaller --noconfirm --clean --log-level WARN \
@@ -70,4 +73,8 @@ echo "==> pyinstaller packaging/memstrata.spec"
 
 end=$(date +%s)
 if [ "$(uname -s)" = "Darwin" ]; then out="$ROOT/dist/MemStrata.app"; else out="$ROOT/dist/memstrata"; fi
+if find "$out" -path '*torch*' -print -quit | grep -q .; then
+  echo "the bundle carries torch files: check packaging/memstrata.spec's excludes" >&2
+  exit 1
+fi
 echo "==> built $out in $((end - start)) s ($(du -sh "$out" | cut -f1))"

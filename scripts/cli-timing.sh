@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Median wall time of 5 runs of CLI commands in a fresh temporary MEMSTRATA_HOME: `query`
-# opening the ledger itself (loads the embedding model) and through a running
-# `memstrata serve`, and commands that need no model; `query` on a static-embedder ledger.
+# opening the ledger itself (loads the embedding model on ONNX Runtime), the same through
+# torch (`--embedder local-torch`, the runtime before: the ratio), a cold `ingest` (parser,
+# judge and embedder), and through a running `memstrata serve`; commands that need no
+# model; `query` on a static-embedder ledger.
 # Used for docs/PERFORMANCE.md (CLI).
 #   scripts/cli-timing.sh [PORT]      (default 11799)
 set -euo pipefail
@@ -24,7 +26,11 @@ median5() {  # median5 CMD…: run it 5 times, print the median wall time in sec
 $M ingest "The auth service port is 8080." --at 2025-01-10 >/dev/null
 $M ingest "The auth service port is 9090." --at 2025-03-01 >/dev/null
 echo "nproc $(nproc), load $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo ?)"
-echo "query, no endpoint (cold: loads the model)   $(median5 $M query 'auth service port') s"
+q_onnx=$(median5 $M query 'auth service port')
+q_torch=$(median5 $M --embedder local-torch query 'auth service port')
+echo "query, no endpoint (cold: loads the model)   $q_onnx s"
+echo "query, no endpoint, through torch (before)   $q_torch s  (ONNX: x$(echo "scale=2; $q_onnx / $q_torch" | bc))"
+echo "ingest, no endpoint (cold: parser, judge)    $(median5 $M ingest 'The auth service timeout is 30 seconds.') s"
 echo "stats (no model)                             $(median5 $M stats) s"
 echo "history, loose words (no model)              $(median5 $M history auth port) s"
 # the same on a ledger that embeds with the static model (no torch)

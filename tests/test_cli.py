@@ -427,7 +427,8 @@ import sys, io, contextlib
 from memstrata_app.cli import main
 with contextlib.redirect_stdout(io.StringIO()):
     code = main(sys.argv[1:])
-heavy = [m for m in ("torch", "sentence_transformers", "transformers") if m in sys.modules]
+heavy = [m for m in ("torch", "sentence_transformers", "transformers", "onnxruntime",
+                    "spacy") if m in sys.modules]
 print(code, heavy)
 """
 
@@ -435,7 +436,7 @@ print(code, heavy)
 @pytest.mark.parametrize("args", [("history", "auth service", "port"), ("stats",), ("export",),
                                   ("quarantine", "list"), ("keys",), ("keys", "port"),
                                   ("spaces",), ("history", "auth", "port")])
-def test_reading_commands_never_import_the_embedding_stack(args, tmp_path, run):
+def test_reading_commands_never_import_the_embedding_stack_or_the_parser(args, tmp_path, run):
     db = tmp_path / "l.db"
     run("--db", str(db), "--create", "ingest", "The auth service port is 8080.")
     out = subprocess.run([sys.executable, "-c", NO_MODEL, "--db", str(db), *args],
@@ -495,7 +496,8 @@ import sys, time
 from memstrata_app.cli import main
 t = time.perf_counter()
 code = main(sys.argv[1:])
-heavy = [m for m in ("torch", "sentence_transformers") if m in sys.modules]
+heavy = [m for m in ("onnxruntime", "sentence_transformers", "spacy", "torch")
+         if m in sys.modules]
 print("RESULT", code, heavy, round(time.perf_counter() - t, 3), file=sys.stderr)
 """
 
@@ -545,13 +547,13 @@ def test_ingest_and_query_go_through_a_running_serve_without_loading_the_model(t
         out, err = cli("query", "auth service port", "--as-of", "2025-02-15", "--json")
         assert "RESULT 0 []" in err and [h["object"] for h in json.loads(out)] == ["8080"]
         out, err = cli("--direct", "query", "auth service port")  # forced: loads the model
-        assert "RESULT 0 ['torch'" in err and "9090" in out
+        assert "RESULT 0 ['onnxruntime']" in err and "9090" in out  # no parser, no torch
     finally:
         server.terminate()
         server.wait(timeout=60)
     assert not (home / "endpoint.json").exists()
     out, err = cli("query", "auth service port")  # the endpoint is gone: direct again
-    assert "RESULT 0 ['torch'" in err and "9090" in out
+    assert "RESULT 0 ['onnxruntime']" in err and "9090" in out
 
 
 def test_governance_commands(run):

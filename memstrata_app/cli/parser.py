@@ -42,8 +42,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="open the ledger in this process even when `memstrata serve` or the "
                         "app is running (by default ingest and query go through it: no model "
                         "to load, well under a second)")
-    p.add_argument("--embedder", help='"local" (MiniLM), "static" (its distilled, torch-free '
-                                      'form), "auto" or "ollama:<model>" (default: settings)')
+    p.add_argument("--embedder", help='"local" (MiniLM on ONNX Runtime), "static" (its '
+                                      'distilled form), "auto" or "ollama:<model>" (default: '
+                                      'settings)')
     p.add_argument("-v", "--verbose", action="store_true", help="log what happens to stderr")
     p.add_argument("--space", metavar="NAME", help=SPACE_HELP)
     spaced = space_parent()
