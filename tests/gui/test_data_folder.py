@@ -49,7 +49,6 @@ def test_the_app_leaves_only_owner_only_files_and_serves_the_cli(
             out = capsys.readouterr()
             assert code == 0 and "warning" not in out.err, out.err
             assert "7443" in out.out
-            assert len(endpoint.server.app.state.sessions) == 1  # it shook hands with the app
             qtbot.waitUntil(lambda: any(win.ledger.model.assertion(r).object == "7443"
                                         for r in range(win.ledger.model.rowCount())),
                             timeout=10000)
@@ -57,6 +56,7 @@ def test_the_app_leaves_only_owner_only_files_and_serves_the_cli(
             names = {p.name for p in home.iterdir()}
             assert {"memstrata.db", "settings.json", "token"} <= names, names
             assert loose_modes(home) == {}
+            assert len(endpoint.server.app.state.sessions) == 1  # it shook hands with the app
             win.tray.endpoint_action.trigger()
     finally:
         os.umask(old)
