@@ -13,6 +13,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from . import paths
+from .engine.ledger.files import restrict, write_private
 from .engine.understand.judge import default_thresholds
 
 log = logging.getLogger(__name__)
@@ -246,7 +247,9 @@ class Settings:
 
     @classmethod
     def load(cls, path: Path | None = None) -> Settings:
-        path = path or paths.settings_path()
+        if path is None:
+            path = paths.settings_path()
+            restrict(path)  # an older install's 0644 file
         values: dict[str, Any] = {}
         if path.exists():
             try:
@@ -286,9 +289,8 @@ class Settings:
         if self.path is None:
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(self._values, indent=2, sort_keys=True), "utf-8")
-        os.replace(tmp, self.path)
+        # owner-only from creation, replaced atomically: it may name a team ledger's server
+        write_private(self.path, json.dumps(self._values, indent=2, sort_keys=True).encode())
 
 
 def ollama_host_url(value: str) -> str:

@@ -10,7 +10,7 @@ from .errors import CliError
 from .gitlog import ingest_git_log
 from .options import TIME_FORMATS, open_engine, parse_at, read_text, space_of
 from .output import emit_json, fmt_iso, print_understood, understood
-from .remote import result_from_dict, running_endpoint
+from .remote import markup_skipped, outbound, result_from_dict, running_endpoint
 
 INGEST_EXAMPLES = """\
 examples:
@@ -117,9 +117,11 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     space = space_of(args)
     remote = running_endpoint(args) if not args.label else None
     if remote is not None:
-        body = {"text": text, "source": args.source or "cli", "space": space,
+        sent, removed = outbound(text)  # redacted here: no secret leaves this process
+        body = {"text": sent, "source": args.source or "cli", "space": space,
                 "at": at.isoformat() if at else None}
         data = remote.call("POST", "/memstrata/v1/ingest", body)
+        data["skipped"] = markup_skipped(removed) + list(data.get("skipped") or [])
         if args.json:
             emit_json(data)
             return 0
@@ -171,9 +173,11 @@ def cmd_explain(args: argparse.Namespace) -> int:
     space = space_of(args)
     remote = running_endpoint(args)
     if remote is not None:
+        sent, removed = outbound(args.text)
         data = remote.call("POST", "/memstrata/v1/explain", {
-            "text": args.text, "source": args.source, "space": space,
+            "text": sent, "source": args.source, "space": space,
             "at": at.isoformat() if at else None})
+        data["skipped"] = markup_skipped(removed) + list(data.get("skipped") or [])
         if args.json:
             emit_json(data)
             return 0
@@ -201,7 +205,7 @@ def cmd_query(args: argparse.Namespace) -> int:
     remote = running_endpoint(args)
     if remote is not None:
         hits = remote.call("POST", "/memstrata/v1/query", {
-            "query": args.query, "k": args.k, "space": space,
+            "query": outbound(args.query)[0], "k": args.k, "space": space,
             "as_of": as_of.isoformat() if as_of else None,
             "known_at": known_at.isoformat() if known_at else None})["hits"]
     else:

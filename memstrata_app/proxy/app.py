@@ -19,6 +19,8 @@ from starlette.routing import Route
 from . import management, routes_anthropic, routes_ollama, routes_openai, routes_responses
 from .auth import TokenMiddleware
 from .dialects import dialect_for_path
+from .handshake import Sessions, token_source
+from .handshake import routes as handshake_routes
 from .limits import DEFAULT_LIMITS, Limits
 from .memory import MemoryService
 from .relay import Relay
@@ -77,21 +79,24 @@ def create_app(engine: Any, settings: Any, *, upstream: str | Upstream | None = 
             expiry.cancel()
         await upstream.aclose()
 
+    sessions = Sessions(token_source(token))
     routes = [
         *routes_ollama.routes(relay),
         *routes_openai.routes(relay),
         *routes_responses.routes(relay),
         *routes_anthropic.routes(relay),
         *management.routes(memory, upstream),
+        *handshake_routes(sessions, engine),
         Route("/memstrata/{rest:path}", memstrata_unknown, methods=_ALL_METHODS),
         Route("/{path:path}", passthrough, methods=_ALL_METHODS),
     ]
     app = Starlette(routes=routes, lifespan=lifespan,
                     middleware=[Middleware(LocalOnlyMiddleware, max_body=limits.max_body_bytes),
-                                Middleware(TokenMiddleware, token=token)],
+                                Middleware(TokenMiddleware, token=token, sessions=sessions)],
                     exception_handlers={Exception: internal_error})
     app.state.limits = limits
     app.state.memory = memory
     app.state.upstream = upstream
     app.state.relay = relay
+    app.state.sessions = sessions
     return app

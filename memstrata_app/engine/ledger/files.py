@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import stat
@@ -46,3 +47,24 @@ def private_ledger(path: Path) -> None:
             log.debug("could not pre-create %s: %s", path, e)
     for p in (path, *(path.with_name(path.name + s) for s in _COMPANIONS)):
         restrict(p)
+
+
+def write_private(path: Path, data: bytes) -> None:
+    """Replace `path` with `data`, owner-only (0600) from the moment the file exists.
+
+    The bytes go to a new temporary file beside it, created with mode 0600 (O_EXCL: never a
+    file someone else made), flushed to disk, then renamed over `path`: a reader sees the old
+    file or the new one, never a half-written or world-readable one."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0),
+                 PRIVATE_FILE)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
