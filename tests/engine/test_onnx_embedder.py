@@ -103,5 +103,5 @@ def test_a_damaged_model_says_so(tmp_path: Path) -> None:
     folder.mkdir()
     shutil.copy(onnx_model_dir() / "tokenizer.json", folder / "tokenizer.json")
     (folder / "model.onnx").write_bytes(b"not a graph")
-    with pytest.raises(EngineError, match="readable model.onnx"):
+    with pytest.raises(EngineError, match=r"readable model\.onnx"):
         OnnxEmbedder(folder).embed(["x"])
