@@ -15,7 +15,7 @@ Detection is detect-secrets' (Yelp) maintained rule set, used as a library and o
 - its Shannon entropy measure for unlabelled random strings, held to a shape that leaves
   out git SHAs, UUIDs, versions and identifiers (see `_random_looking`).
 What it lacks is added here: chat phrasing ("the password is …", "the token for staging:
-…"), in English and in twenty other languages (secret_languages.py: "Das Passwort für die
+…"), in English and in twenty-one other languages (secret_languages.py: "Das Passwort für die
 Datenbank ist …", "密码是…"), the password of any URL's userinfo (any scheme, no user,
 percent-encoded), current token prefixes its 1.5 release predates (`sk-proj-`, `sk-ant-`,
 `github_pat_`, …), and whole private-key blocks (the plugin flags only the header line).
