@@ -28,6 +28,7 @@ IMPORT_WORDS = {  # summary key -> how the line says it, in this order
     "retracted": "removals", "already there": "already there",
     "kept retracted": "retracted (not brought back)",
     "not standing": "rejected or awaiting review (not imported)",
+    "markup only": "only markup (not imported)",
 }
 
 
@@ -136,7 +137,8 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 def import_summary(n: int, summary: dict[str, int]) -> str:
     """"imported 0 of 33 records: 0 new, 33 already there" — what became of each record."""
-    left = sum(summary.get(k, 0) for k in ("already there", "kept retracted", "not standing"))
+    left = sum(summary.get(k, 0) for k in ("already there", "kept retracted", "not standing",
+                                           "markup only"))
     parts = [f"{summary[k]} {w}" for k, w in IMPORT_WORDS.items() if summary.get(k)]
     parts += [f"{v} {k}" for k, v in summary.items() if k not in IMPORT_WORDS and v]
     if "restored" not in summary and not any(summary.get(k) for k in ("novel", "prose")):

@@ -14,6 +14,7 @@ from ..ledger.transaction import WriteContext
 # Who stated a row, by its source. The order (highest first) decides whether a statement
 # may retire another's value on its own; it is a setting (`authority_order`).
 AUTHORITIES = ("reviewer", "user", "import", "tool", "assistant")
+IMPORT = "import"  # what an imported row states at most (`imported`)
 DEFAULT_AUTHORITY_ORDER = AUTHORITIES
 _SOURCE_AUTHORITY = {
     "assistant": "assistant", "model": "assistant", "llm": "assistant",
@@ -50,6 +51,19 @@ def outranks(a: str | None, b: str | None, order: Sequence[str]) -> bool:
     """True when authority `a` is strictly higher than `b` in `order`."""
     rank = {x: i for i, x in enumerate(order)}
     return rank.get(a or "user", 1) < rank.get(b or "user", 1)
+
+
+def imported(claimed: object, source: object, order: Sequence[str]) -> str:
+    """The authority an imported row is written with: the lower of what it claims (its
+    `authority`, its source's) and `import`. An export is a file anyone can edit, so no
+    record of one may stand as the user's or a reviewer's word."""
+    said = [authority_of(source if isinstance(source, str) else None)]
+    said += [claimed] if claimed in AUTHORITIES else []
+    lowest = IMPORT
+    for a in said:
+        if outranks(lowest, a, order):
+            lowest = str(a)
+    return lowest
 
 
 def authorities(ctx: WriteContext, ids: Iterable[int]) -> list[tuple[int, str]]:

@@ -1,7 +1,8 @@
 """Privacy policy over the ledger: a secret never enters it, whatever the way in (ingest
-redacts before anything is hashed; an import's records are redacted the same way), the rows
-whose sentence had a secret replaced are flagged, and an erasure's reason is itself redacted.
-The erasure mechanics (what a purge or a redaction overwrites) are ledger/erasure.py's."""
+redacts before anything is hashed; every text field of an import's records is neutralized and
+redacted the same way), the rows whose sentence had a secret replaced are flagged, and an
+erasure's reason is itself redacted. The erasure mechanics (what a purge or a redaction
+overwrites) are ledger/erasure.py's."""
 
 from __future__ import annotations
 
@@ -11,11 +12,8 @@ from typing import Any
 import apsw
 
 from ..ledger.erasure import SECRET, flag_rows
+from .sanitize import neutralize
 from .secrets import PLACEHOLDER_MARK, redact
-
-# Text-bearing fields of an exported row (import redacts them like ingest does)
-_RECORD_TEXT = ("text", "subject", "object", "subject_norm", "object_norm", "key", "reason",
-                "context")
 
 
 def flag_secret_rows(conn: apsw.Connection, ids: Iterable[int], at: float) -> None:
@@ -29,14 +27,19 @@ def flag_secret_rows(conn: apsw.Connection, ids: Iterable[int], at: float) -> No
     flag_rows(conn, (int(r[0]) for r in rows), SECRET, at)  # type: ignore[arg-type]
 
 
-def redact_record(record: dict[str, Any]) -> dict[str, Any]:
-    """An exported row with secrets in its text fields replaced, as ingest would have."""
-    out = dict(record)
-    for f in _RECORD_TEXT:
-        v = out.get(f)
-        if isinstance(v, str) and v:
-            out[f] = redact(v)[0]
-    return out
+def clean_records(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Exported rows as ingest would have written them: every text field, whatever its name
+    (text, subject, object, their normalized forms, key, context, reason, author, source,
+    …), with markup neutralized (sanitize.py) and secrets replaced."""
+    seen: dict[str, str] = {}  # an export repeats its authors, sources, statuses and times
+
+    def clean(value: str) -> str:
+        if value not in seen:
+            seen[value] = redact(neutralize(value).text)[0]
+        return seen[value]
+
+    return [{k: clean(v) if isinstance(v, str) and v else v for k, v in r.items()}
+            for r in records]
 
 
 def erasure_reason(how: str, reason: str | None) -> str:

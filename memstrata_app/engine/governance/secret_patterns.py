@@ -147,3 +147,16 @@ _AUTH_HEADER = re.compile(
     r"(?<![\w-])(?:Bearer|Basic|Token|Bot)\s+(?P<val>[A-Za-z0-9._~+/=-]{12,})", re.IGNORECASE)
 _BASE64_CHARSET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/\\-_="
 ENTROPY_LIMIT = 4.2  # bits per character, detect-secrets' measure (its own default is 4.5)
+
+# A password in a URL's userinfo, of any scheme, with or without a user, percent-encoded or
+# not: `redis://:pw@host`, `postgres://app:p%40ss@db`, `amqp://u:pa$$@mq`. The password runs
+# to the last `@` before the host, never past a `/`: an unencoded `@`, `#` or `?` in it is
+# common, whatever a URL parser would make of it.
+_URL_USERINFO = re.compile(
+    r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{0,31}://"
+    r"[^\s:/?#\[\]@\"'`<>]{0,256}:(?P<val>[^\s/\[\]\"`<>]{1,512})@"
+    r"(?=[A-Za-z0-9\[_%-])")
+# ... unless it names where the password lives: `${REDIS_PASSWORD}`, `{{pw}}`, `****`
+_URL_PLACEHOLDER = re.compile(
+    r"^(?:\$\{?[A-Za-z_]\w{0,80}\}?|\{\{[^{}]{0,80}\}\}|\{[A-Za-z_]\w{0,80}\}"
+    r"|%\(\w{1,80}\)s|%s|\*{1,80}|x{3,80}|X{3,80}|\.{3}|…)$")

@@ -14,8 +14,10 @@ Detection is detect-secrets' (Yelp) maintained rule set, used as a library and o
   heuristic filters (templates, `$VAR`, UUIDs, sequential strings, indirect references);
 - its Shannon entropy measure for unlabelled random strings, held to a shape that leaves
   out git SHAs, UUIDs, versions and identifiers (see `_random_looking`).
-Three things it lacks are added here: chat phrasing ("the password is …", "the token for
-staging: …"), current token prefixes its 1.5 release predates (`sk-proj-`, `sk-ant-`,
+What it lacks is added here: chat phrasing ("the password is …", "the token for staging:
+…"), in English and in twenty-one other languages (secret_languages.py: "Das Passwort für die
+Datenbank ist …", "密码是…"), the password of any URL's userinfo (any scheme, no user,
+percent-encoded), current token prefixes its 1.5 release predates (`sk-proj-`, `sk-ant-`,
 `github_pat_`, …), and whole private-key blocks (the plugin flags only the header line).
 
 Pure: no I/O, no network, no logging of values (only types and counts).
@@ -33,6 +35,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from . import secret_languages as languages
 from .secret_patterns import (
     _AUTH_HEADER,
     _DESCRIPTION,
@@ -49,6 +52,8 @@ from .secret_patterns import (
     _PUTTY_KEY,
     _SKIPPED_PLUGINS,
     _TOKEN_RE,
+    _URL_PLACEHOLDER,
+    _URL_USERINFO,
     _WORDS,
     ENTROPY_LIMIT,
 )
@@ -130,6 +135,8 @@ def find_secrets(text: str) -> list[Finding]:
         found += _extra_hits(d, text)
         found += _plugin_hits(d, text, generic=True)
     found += _keyword_hits(d, text)
+    found += _language_hits(d, text)
+    found += _url_passwords(text)
     if long_run:
         found += _entropy_hits(d, text)
     return _merge(found, protected)
@@ -254,6 +261,38 @@ def _keyword_hits(d: _Detectors, text: str) -> list[Finding]:
     return out
 
 
+def _language_hits(d: _Detectors, text: str) -> list[Finding]:
+    """Chat phrasing in any of the languages of secret_languages.py ("Das Passwort für die
+    Datenbank ist …", "密码是…", "पासवर्ड … है")."""
+    out = []
+    for rx in languages.PHRASES:
+        for m in rx.finditer(text):
+            s, e = m.span("val")
+            if languages.TEMPLATED.search(m.group("val")):
+                continue
+            quoted = languages.quoted(text, m.group("q"), e)
+            if m.groupdict().get("bare") is not None and not quoted:  # no copula: not prose
+                value = m.group("val").rstrip(".,;:)]}>!?")
+                if languages.NAME_LIKE.fullmatch(value):
+                    continue
+            f = _value_finding(d, text, s, e, languages.kind_of(m.group("kw")), "phrase",
+                               quoted=quoted)
+            if f is not None:
+                out.append(f)
+    return out
+
+
+def _url_passwords(text: str) -> list[Finding]:
+    """The password of every URL's userinfo, whatever its scheme and even with no user."""
+    if "://" not in text:
+        return []
+    out = []
+    for m in _URL_USERINFO.finditer(text):
+        if not _URL_PLACEHOLDER.match(m.group("val")):
+            out.append(Finding(m.start("val"), m.end("val"), "password", "url"))
+    return out
+
+
 def _quoted(line: str, s: int, e: int) -> bool:
     return s > 0 and e < len(line) and line[s - 1] in "\"'`" and line[e] == line[s - 1]
 
@@ -309,17 +348,22 @@ def _can_be_secret(d: _Detectors, value: str, quoted: bool, kind: str) -> bool:
         return False
     if quoted:
         return len(value) >= 4
-    if len(value) < 6 or (not re.search("[A-Za-z]", value) and not value.isdigit()):
+    if len(value) < 6 or (not re.search(r"[^\W\d_]", value) and not value.isdigit()):
         return False
-    # A bare word ("the password is required", "the token is per-environment") is prose,
-    # not a secret: an unquoted value needs a digit or a symbol. Quote an all-letter
-    # password to have it caught ("the password is 'swordfish'").
-    if not re.search(r"[^A-Za-z_\-]", value):
+    # A bare word ("the password is required", "the token is per-environment", "le mot de
+    # passe est changé") is prose, not a secret: an unquoted value needs a digit or a symbol
+    # (a letter of any script is neither). Quote an all-letter password to have it caught
+    # ("the password is 'swordfish'").
+    if not re.search(r"\d|[^\w-]", value) or _EXCLAIMED.fullmatch(value):
         return False
     if kind == "password":
         return True  # people's passwords: "hunter2", "Tr0ub4dor&3"
     # keys and tokens are made by machines: long, and not made of words ("base64url")
     return len(value) >= 12 and not _wordy(value)
+
+
+# a word that ends a sentence, not a symbol in a password: "Das Passwort ist erforderlich!"
+_EXCLAIMED = re.compile(r"[^\W\d_]{1,200}(?:-[^\W\d_]{1,200}){0,8}[.!?…]{1,8}")
 
 
 def _wordy(value: str) -> bool:

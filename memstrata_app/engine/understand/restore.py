@@ -1,6 +1,7 @@
 """Import: exported rows back into a ledger — restored exactly into spaces that hold nothing
-yet, replayed through the write path into spaces that do. Secrets are replaced in every
-record first, and an erased sentence is not brought back."""
+yet, replayed through the write path into spaces that do. An export is a file anyone can
+edit: every text field of every record is first neutralized and redacted as ingest does it,
+no record stands above the `import` authority, and an erased sentence is not brought back."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ from typing import Any
 
 import apsw
 
-from ..governance.privacy import flag_secret_rows, redact_record
+from ..governance.authority import imported
+from ..governance.privacy import clean_records, flag_secret_rows
 from ..ledger.keys import Triple, normalize_space
 from ..ledger.transaction import WriteContext, insert_row
 from ..retrieve.embedders import embed_batches
@@ -35,21 +37,28 @@ def import_records(pipeline: Pipeline, records: Iterable[dict[str, Any]],
     `space` names the one to import into. Returns the records written or replayed;
     `summary`, when given, is filled with what happened to the records: "restored"
     (empty ledger), "already there", "kept retracted" (not replayed), "not standing"
-    (rejected or quarantined, not replayed) and each replayed action's kind."""
+    (rejected or quarantined, not replayed), "markup only" (a text that was nothing but
+    the memory block's tags) and each replayed action's kind."""
     ledger = pipeline.ledger
     recs = list(records)
     for i, r in enumerate(recs):
         if not isinstance(r, dict) or not isinstance(r.get("text"), str):
             raise EngineError(f"record {i + 1} is not an exported ledger row (no 'text')")
-    recs = [redact_record(r) for r in recs]  # secrets never enter, whatever the way in
-    into = normalize_space(space) if space is not None else None
-    for r in recs:
-        r["space"] = into or normalize_space(r.get("space"))
     tally: dict[str, int] = summary if summary is not None else {}
 
     def note(what: str, n: int = 1) -> None:
         if n:
             tally[what] = tally.get(what, 0) + n
+
+    cleaned = clean_records(recs)  # markup defused and secrets replaced, in every field
+    for r, raw in zip(cleaned, recs, strict=True):  # who it says stated it: capped below
+        r["_claimed"] = raw.get("authority"), raw.get("source")
+    kept = [r for r, raw in zip(cleaned, recs, strict=True) if r["text"] or not raw["text"]]
+    note("markup only", len(recs) - len(kept))
+    recs = kept
+    into = normalize_space(space) if space is not None else None
+    for r in recs:
+        r["space"] = into or normalize_space(r.get("space"))
 
     occupied = {str(r[0]) for r in ledger.readers.query(
         "SELECT DISTINCT space FROM assertions")}
@@ -95,12 +104,13 @@ def import_records(pipeline: Pipeline, records: Iterable[dict[str, Any]],
                   if r.get("key") else None)
             new = insert_row(
                 ctx, kind=r.get("kind", "fact"), text=r["text"],
-                text_hash=text_hash(r["text"]), source=r.get("source", "import"),
+                text_hash=text_hash(r["text"]), source=r.get("source") or "import",
                 method=r.get("method", "import"), confidence=float(r.get("confidence", 1)),
                 status=Status(r.get("status", "plain")),
                 valid_from=_ts(r.get("valid_from")) or ctx.now,
                 valid_to=_ts(r.get("valid_to")), vector=v, triple=tr,
-                reason=r.get("reason"), author=r.get("author") or None)
+                reason=r.get("reason"), author=r.get("author") or None,
+                authority=imported(r["_claimed"][0], r["_claimed"][1], ctx.authority_order))
             id_map[int(r.get("id", new))] = new
             flag_secret_rows(ctx.conn, [new], ctx.now)
         for r in recs:
