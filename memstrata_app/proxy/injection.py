@@ -52,8 +52,11 @@ def text_parts(content: Any) -> str:
 
 
 def _one_line(text: str) -> str:
-    s = " ".join(text.split())
-    return s if len(s) <= MAX_HIT_CHARS else s[: MAX_HIT_CHARS - 1] + "…"
+    return " ".join(text.split())
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= MAX_HIT_CHARS else text[: MAX_HIT_CHARS - 1] + "…"
 
 
 def relevant(hits: Sequence[Any], min_score: float) -> list[Any]:
@@ -68,8 +71,11 @@ def quoted(text: str) -> str:
 
     Nothing inside can close the block or open a turn: block tags and role markers are
     neutralized again here (rows stored before the write path did it), and JSON escaping keeps
-    quotes and line breaks inside the string."""
-    return json.dumps(_one_line(defuse(text)), ensure_ascii=False)
+    quotes and line breaks inside the string. The sentence is neutralized once more after it
+    is made one line and clipped, so joining lines or cutting it short cannot re-form a
+    marker: `neutralize(quoted(x)) == quoted(x)`."""
+    once = _clip(_one_line(defuse(text)))
+    return json.dumps(_one_line(defuse(once)), ensure_ascii=False)
 
 
 def format_block(hits: Sequence[Any], now: datetime | None = None) -> str | None:
