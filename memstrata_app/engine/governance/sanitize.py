@@ -229,8 +229,9 @@ def _names(names: tuple[str, ...]) -> str:
 _SEP = r"(?:[^\w<>‹›]|_)*+"
 _NAME = _SEP.join("memstrata") + _SEP + _SEP.join("memory")
 # the block's own tag, in any case, spacing or look-alike (‹ › too), even without brackets
+# (a slash before a tag without its opening bracket is taken with it, in _rewrite)
 _BLOCK = (rf"(?P<block>[<‹][\s/\\]*+{_NAME}(?:[^<>‹›]{{0,80}}[>›])?"
-          rf"|/?\s*{_NAME}[^\w<>‹›]{{0,3}}[>›])")
+          rf"|{_NAME}[^\w<>‹›]{{0,3}}[>›])")
 _TOKENS = "|".join([
     # special tokens: <|im_start|>, <|eot_id|>, <｜begin▁of▁sentence｜>, any <|…|>, also
     # between ‹ › (what they are defused to has ¦ for |, so it is not seen again)
@@ -240,27 +241,37 @@ _TOKENS = "|".join([
     rf"<\s*<\s*/?\s*(?:{_names(SHAPES.doubles)})\s*>\s*>",  # <<SYS>>
     rf"<\s*/?\s*(?:{_names(SHAPES.tags)})\b[^<>]{{0,60}}>",  # <system>, <tool_call>, </s>
     # <user>, <result>: not where they are a type argument, as in List<User>
-    rf"(?:(?<![\w.])<\s*|<\s*/\s*)(?:{_names(SHAPES.type_tags)})\b[^<>]{{0,60}}>",
+    rf"<(?:(?<![\w.]<)\s*|\s*/\s*)(?:{_names(SHAPES.type_tags)})\b[^<>]{{0,60}}>",
 ])
 _SPEAKERS = (rf"^[ >*#\-]{{0,16}}(?P<speaker>{_names(SHAPES.speakers)}) ?(?=:)"
              rf"|^[ >]{{0,8}}#{{2,4}} ?(?P<heading>{_names(SHAPES.headings)}) ?(?=:)")
-_MARKERS = re.compile(rf"{_BLOCK}|(?P<token>{_TOKENS})|{_SPEAKERS}", re.I | re.M)
-_BLOCK_TAGS = re.compile(_BLOCK, re.I)
+# Three scans rather than one alternation: each starts on few characters, which the regex
+# engine finds fast. At one position the earlier pattern wins.
+_MARKERS = (re.compile(_BLOCK, re.I), re.compile(rf"(?P<token>{_TOKENS})", re.I),
+            re.compile(_SPEAKERS, re.I | re.M))
+_BLOCK_TAGS = _MARKERS[:1]
+Patterns = tuple[re.Pattern[str], ...]
 _DEFUSE = str.maketrans({"<": "‹", ">": "›", "|": "¦", "[": "(", "]": ")"})
 _UNBRACKET = {"<": "(", ">": ")", "‹": "(", "›": ")", "|": "¦", "[": "(", "]": ")"}
 _PASSES = 8  # a marker re-formed by taking out another nested in it: read again
 
 
-def _rewrite(text: str, pattern: re.Pattern[str], removed: list[str]) -> str:
+def _rewrite(text: str, patterns: Patterns, removed: list[str]) -> str:
     """One pass: each marker the view shows, rewritten in the original text."""
     view, index = fold(text)
     parts: list[str] = []
     pos = 0
-    for m in pattern.finditer(view):
+    found = sorted(((m.start(), rank, m) for rank, p in enumerate(patterns)
+                    for m in p.finditer(view)), key=lambda f: f[:2])
+    for _, _, m in found:
         group = m.lastgroup or "token"
         start, end = m.span(group)
         if start == end:
             continue
+        if group == "block" and view[start] not in "<‹":  # `/ memstrata-memory>`: the slash
+            k = start - (start > 0 and view[start - 1] == " ")
+            if k > 0 and view[k - 1] == "/":
+                start = k - 1
         lo = index[start]
         hi = index[end] if end < len(index) else len(text)
         if hi <= index[end - 1]:  # the match ended inside one character's expansion
@@ -286,31 +297,42 @@ def _rewrite(text: str, pattern: re.Pattern[str], removed: list[str]) -> str:
     return "".join(parts)
 
 
+class _UnbracketTable(dict[int, str]):
+    """`str.translate` table: each bracket and bar, and each look-alike of one, made plain."""
+
+    def __missing__(self, key: int) -> str:
+        c = chr(key)
+        hit = next((ch for ch in _FOLD[key] if ch in _UNBRACKET), None)
+        value = _UNBRACKET[hit] if hit else c
+        if len(self) < _CACHE_LIMIT:
+            self[key] = value
+        return value
+
+
+_UNBRACKET_TABLE = _UnbracketTable()
+
+
 def _unbracket(text: str) -> str:
-    """Every bracket and bar, and each look-alike of one, made plain: `(`, `)`, `¦`. The last
-    resort for text that still changes after `_PASSES` passes (markers nested in markers)."""
-    out = []
-    for c in text:
-        folded = c if c.isascii() else _FOLD[ord(c)]
-        hit = next((ch for ch in folded if ch in _UNBRACKET), None)
-        out.append(_UNBRACKET[hit] if hit else c)
-    return "".join(out)
+    """Every bracket and bar made plain: `(`, `)`, `¦`. The last resort for text that still
+    holds markers after `_PASSES` rounds (markers nested in markers)."""
+    return text.translate(_UNBRACKET_TABLE)
 
 
-def _fixed_point(text: str, pattern: re.Pattern[str]) -> Neutralized:
-    """`pattern`'s matches rewritten until there are none. What they are rewritten to never
+def _fixed_point(text: str, patterns: Patterns) -> Neutralized:
+    """The patterns' matches rewritten until there are none. What they are rewritten to never
     matches again (block tags are gone, defused markers have no ASCII bracket or bar), so
     this ends where nothing would change: a fixed point. Markers nested in markers need a
     round each; past `_PASSES`, the last resort."""
     removed: list[str] = []
     for _ in range(_PASSES):
-        if not pattern.search(quick_view(text)):
+        view = quick_view(text)
+        if not any(p.search(view) for p in patterns):
             return Neutralized(text, tuple(removed))
-        out = _rewrite(text, pattern, removed)
+        out = _rewrite(text, patterns, removed)
         if out == text:  # what matched could not be placed in the text (inside one character)
             return Neutralized(text, tuple(removed))
         text = out
-    return Neutralized(_rewrite(_unbracket(text), pattern, removed), tuple(removed))
+    return Neutralized(_rewrite(_unbracket(text), patterns, removed), tuple(removed))
 
 
 def neutralize(text: str) -> Neutralized:
