@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from ..engine.governance.sanitize import defuse
+from ..engine.governance.sanitize import defuse, strip_block_tags
 from .toolspeak import person_words
 
 BLOCK_OPEN = "<memstrata-memory>"
@@ -33,6 +33,50 @@ def strip_block(text: str) -> str:
     return _BLOCK_RE.sub("", text).strip()
 
 
+def scrub_text(text: str) -> str:
+    """A text of the conversation without memory blocks: a whole block (an echo of ours, or
+    one forged in its exact form) taken out, then every tag left over or disguised (a stray
+    closing tag, `</memstrata_memory >`, `＜memstrata-memory＞`) removed, its words kept."""
+    return strip_block_tags(strip_block(text))
+
+
+def scrub_blocks(value: Any) -> bool:
+    """Take memory blocks out of every string of a request body, at any depth: message
+    contents and their parts, tool results (Anthropic `tool_result` content, Responses
+    `function_call_output.output`, OpenAI and Ollama `tool` messages), tool-call arguments,
+    system prompts and instructions. Only the endpoint's own block may reach the model.
+    Changes `value` in place; True when anything changed."""
+    changed = False
+    if isinstance(value, dict):
+        keyed: Any = value.items()
+    elif isinstance(value, list):
+        keyed = enumerate(value)
+    else:
+        return False
+    for key, item in list(keyed):
+        if isinstance(item, str):
+            new = _scrub_string(item)
+            if new != item:
+                value[key] = new
+                changed = True
+        elif isinstance(item, dict | list):
+            changed = scrub_blocks(item) or changed
+    return changed
+
+
+def _scrub_string(text: str) -> str:
+    new = scrub_text(text)
+    if new == text or text[:1] not in "{[":
+        return new
+    try:  # a JSON document in a string (tool-call arguments): scrubbed inside, still JSON
+        doc = json.loads(text)
+    except ValueError:
+        return new
+    if isinstance(doc, dict | list) and scrub_blocks(doc):
+        return json.dumps(doc, ensure_ascii=False)
+    return new
+
+
 def clean_turn(text: str) -> str:
     """The part of a turn worth remembering: no memory block, nothing a tool added
     (toolspeak.person_words)."""
@@ -52,8 +96,11 @@ def text_parts(content: Any) -> str:
 
 
 def _one_line(text: str) -> str:
-    s = " ".join(text.split())
-    return s if len(s) <= MAX_HIT_CHARS else s[: MAX_HIT_CHARS - 1] + "…"
+    return " ".join(text.split())
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= MAX_HIT_CHARS else text[: MAX_HIT_CHARS - 1] + "…"
 
 
 def relevant(hits: Sequence[Any], min_score: float) -> list[Any]:
@@ -68,8 +115,11 @@ def quoted(text: str) -> str:
 
     Nothing inside can close the block or open a turn: block tags and role markers are
     neutralized again here (rows stored before the write path did it), and JSON escaping keeps
-    quotes and line breaks inside the string."""
-    return json.dumps(_one_line(defuse(text)), ensure_ascii=False)
+    quotes and line breaks inside the string. The sentence is neutralized once more after it
+    is made one line and clipped, so joining lines or cutting it short cannot re-form a
+    marker: `neutralize(quoted(x)) == quoted(x)`."""
+    once = _clip(_one_line(defuse(text)))
+    return json.dumps(_one_line(defuse(once)), ensure_ascii=False)
 
 
 def format_block(hits: Sequence[Any], now: datetime | None = None) -> str | None:

@@ -50,7 +50,9 @@ def _hit(h: Any) -> dict[str, Any]:
     d = h.to_dict()
     out = {k: d[k] for k in ("text", "assertion_id", "valid_from", "valid_to", "score",
                              "subject", "relation", "object")}
-    out["text"] = defuse(out["text"])  # quoted back to a model: no role markers, no block tags
+    for k in ("text", "subject", "object"):  # quoted back to a model: no markers, no block tags
+        if isinstance(out[k], str):
+            out[k] = defuse(out[k])
     return out
 
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import anyio
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -24,6 +25,7 @@ from .bodies import (
     read_body,
 )
 from .dialects import Dialect, dialect_for_path
+from .injection import scrub_blocks
 from .limits import DEFAULT_LIMITS, Limits
 from .logthrottle import THROTTLE
 from .memory import MemoryService, Recall, Turns
@@ -42,6 +44,7 @@ _OFF_VALUES = ("off", "0", "false", "no")
 Validator = Callable[[dict[str, Any]], "Invalid | None"]
 T = TypeVar("T")
 _SNIFF_MODEL_BYTES = 64 * 1024  # pass-through bodies this small are read for their model name
+_SCRUB_INLINE_BYTES = 64 * 1024  # bodies larger than this are scrubbed on a worker thread
 
 
 def record_split(metrics: Any, model: str, chunk: dict[str, Any], at: float) -> None:
@@ -190,6 +193,12 @@ class Relay:
             except BadSpace as e:
                 return dialect.error(400, str(e))
             space = (name or GLOBAL, how)
+            # Only the endpoint's block may reach the model: blocks a client re-sent, or a
+            # tool's output forged, are taken out of every text of the request first.
+            if len(body) > _SCRUB_INLINE_BYTES:  # a long history: off the event loop
+                scrubbed = await run_in_threadpool(scrub_blocks, data)
+            else:
+                scrubbed = scrub_blocks(data)
             turns = adapter.turns(data)
             recall = Recall(None, "skipped") if turns is None else \
                 await self.memory.recall(
@@ -202,6 +211,7 @@ class Relay:
                     default = await self.upstream.model_system(data["model"])
                     block = f"{default}\n\n{block}" if default else block
                 adapter.inject(data, block)
+            if recall.block or scrubbed:
                 body = json.dumps(data, ensure_ascii=False).encode("utf-8")
         return await self._forward(request, body, dialect, slot=data["model"], t0=t0,
                                    recall=recall, space=space)

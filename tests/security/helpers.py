@@ -9,8 +9,10 @@ from memstrata_app.bench.standin import OllamaStandIn
 from memstrata_app.engine.governance.sanitize import fold, neutralize
 
 OPEN, CLOSE = "<memstrata-memory>", "</memstrata-memory>"
-# any spelling of the block tag, once look-alikes, spacing and case are folded away
-_ANY_TAG = re.compile(r"<[\s/\\]*m\W*e\W*m\W*s\W*t\W*r\W*a\W*t\W*a\W*m\W*e\W*m\W*o\W*r\W*y", re.I)
+# any spelling of the block tag, once look-alikes, spacing and case are folded away (‹ › are
+# not folded: the defused markers are written with them)
+_ANY_TAG = re.compile(
+    r"[<‹][\s/\\]*m\W*e\W*m\W*s\W*t\W*r\W*a\W*t\W*a\W*m\W*e\W*m\W*o\W*r\W*y", re.I)
 
 
 def system_text(body: dict[str, Any], path: str) -> str:

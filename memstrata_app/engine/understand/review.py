@@ -11,6 +11,7 @@ import apsw
 import numpy as np
 
 from ..governance.privacy import clean_reason
+from ..governance.sanitize import neutralize
 from ..ledger.keys import key_subject
 from ..ledger.ledger import Ledger
 from ..ledger.schema import COLUMNS, row_to_assertion
@@ -223,6 +224,7 @@ class Review:
             text = (f"{a.subject} · {(a.relation or '').replace('_', ' ')}"
                     f"{' · ' + a.context if a.context else ''} is {value}"
                     f" (corrected in review: {why})")
+            text = neutralize(text).text  # stored, then quoted into prompts like any row
             vec = np.asarray(self.embedder().embed([text])[0])
 
         def job(conn: apsw.Connection) -> tuple[list[int], WriteContext, int]:

@@ -51,13 +51,18 @@ def statements_many(texts: list[tuple[str, float]], *, commit: bool = False
     clean = [neutralize(text) for text, _ in texts]
     # Secrets become typed placeholders before anything is hashed, embedded or stored.
     split = [split_sentences(redact(c.text)[0], keep_questions=True) for c in clean]
+    # Splitting joins lines and drops code fences, quote marks and bullets: each sentence is
+    # neutralized again as it will be stored, so no marker can re-form in what is kept.
+    again = [[neutralize(s) for s in sents] for sents in split]
+    split = [[n.text.strip() for n in ns if n.text.strip()] for ns in again]
     flat = [s for sents in split for s in sents]
     times = [dt(at) for (_, at), sents in zip(texts, split, strict=True) for _ in sents]
     readings = iter(read(flat, times, commit=commit))
     out = []
-    for (_, at), sents, c in zip(texts, split, clean, strict=True):
+    for (_, at), sents, c, ns in zip(texts, split, clean, again, strict=True):
         keep: list[Sentence] = []
-        skipped = [Skipped(tag, "markup", BLOCK_TAG_REASON) for tag in c.removed]
+        skipped = [Skipped(tag, "markup", BLOCK_TAG_REASON)
+                   for tag in (*c.removed, *(t for n in ns for t in n.removed))]
         for _ in sents:
             r = next(readings)
             if not r.stored:
