@@ -48,6 +48,22 @@ run --db "$sdb" --embedder static ingest "load_cfg reads the settings from envir
 out=$(run --db "$sdb" --embedder static query "what is load_cfg for?" -k 1 --json); echo "$out"
 echo "$out" | grep -q "environment variables" || fail "the term side does not find load_cfg"
 
+echo "== MCP over stdio (initialize, tools/list, remember, recall)"
+mcp_a='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"smoke","version":"1"}}}
+{"jsonrpc":"2.0","method":"notifications/initialized"}
+{"jsonrpc":"2.0","id":2,"method":"tools/list"}
+{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"remember","arguments":{"text":"The queue broker is rabbitmq."}}}'
+mcp_b='{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"recall","arguments":{"query":"which queue broker?"}}}'
+# requests are served concurrently: recall only once remember has answered
+out=$( (echo "$mcp_a"; sleep 15; echo "$mcp_b"; sleep 10) | timeout 60 "${offline[@]}" "$BIN" mcp 2>"$tmp/mcp.err" || true)
+echo "$out" | grep -q '"remember"' || { cat "$tmp/mcp.err"; fail "mcp lists no remember tool"; }
+echo "$out" | grep '"id":4' | grep -q 'rabbitmq' || { cat "$tmp/mcp.err"; fail "mcp recall does not return the fact"; }
+echo "   mcp: tools listed, remember and recall answered"
+echo "== no torch in the bundle"
+root=$(dirname "$BIN")
+if find "$root" -path '*torch*' -print -quit | grep -q .; then fail "the bundle carries torch"; fi
+echo "   none"
+
 echo "== GUI (10 s)"
 log="$tmp/gui.log"
 if [ -n "$SHOT" ] && command -v xvfb-run >/dev/null && command -v import >/dev/null; then
