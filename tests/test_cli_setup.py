@@ -7,19 +7,19 @@ the tests take."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from memstrata_app import qt_check
-
 ROOT = Path(__file__).resolve().parents[1]
 linux_qt = pytest.mark.skipif(
-    not sys.platform.startswith("linux") or qt_check.pyside_dir() is None
+    not sys.platform.startswith("linux") or importlib.util.find_spec("PySide6") is None
     or shutil.which("ldd") is None, reason="needs Linux, PySide6 and ldd")
 DISPLAYS = ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM", "QT_QPA_PLATFORM_PLUGIN_PATH",
             "XDG_SESSION_TYPE")
@@ -34,10 +34,21 @@ def gui(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProcess[s
                           cwd=ROOT)
 
 
+def qt() -> Any:
+    from memstrata_app import qt_check
+
+    return qt_check
+
+
+def pyside() -> Path:
+    spec = importlib.util.find_spec("PySide6")
+    assert spec is not None and spec.submodule_search_locations
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
 def plugin() -> Path:
-    found = qt_check.plugin_file("xcb", {})
-    assert found is not None
-    return found
+    """The installed xcb platform plugin, the one Qt loads."""
+    return pyside() / "Qt" / "plugins" / "platforms" / "libqxcb.so"
 
 
 # --- the list ------------------------------------------------------------------------------
@@ -45,8 +56,8 @@ def plugin() -> Path:
 def test_the_list_is_what_the_installed_xcb_plugin_needs():
     """Every system library Qt's own files ask for (the plugin and the Qt libraries ldd shows
     it loading) is listed with its package, and nothing else is: the list cannot drift."""
-    listed = qt_check.system_libs()
-    derived = qt_check.derive()
+    listed = qt().system_libs()
+    derived = qt().derive()
     assert sorted(listed) == derived, (
         f"resources/qt-system-libs.txt differs from the plugin's needs: missing "
         f"{sorted(set(derived) - set(listed))}, stale {sorted(set(listed) - set(derived))}")
@@ -63,7 +74,7 @@ def test_the_elf_reader_agrees_with_readelf():
                          check=True).stdout
     expected = [line.split("[", 1)[1].rstrip("]") for line in out.splitlines()
                 if "(NEEDED)" in line]
-    assert qt_check.needed(plugin()) == expected and "libQt6Gui.so.6" in expected
+    assert qt().needed(plugin()) == expected and "libQt6Gui.so.6" in expected
 
 
 @linux_qt
@@ -71,9 +82,9 @@ def test_each_package_is_the_one_that_holds_the_library():
     """Where the library is installed, dpkg says which package holds it: the list's."""
     if shutil.which("dpkg-query") is None:
         pytest.skip("needs dpkg")
-    listed = qt_check.system_libs()
+    listed = qt().system_libs()
     checked = 0
-    for name, where in qt_check.ldd(plugin()) or []:
+    for name, where in qt().ldd(plugin()) or []:
         if name not in listed or where is None:
             continue
         owners = set()
@@ -89,7 +100,7 @@ def test_each_package_is_the_one_that_holds_the_library():
 
 
 def test_the_message_names_each_library_its_package_and_the_command():
-    text = qt_check.missing_message(["libxcb-icccm.so.4", "libxcb-keysyms.so.1",
+    text = qt().missing_message(["libxcb-icccm.so.4", "libxcb-keysyms.so.1",
                                      "libfoo.so.9"])
     assert "libxcb-icccm.so.4" in text and "(package libxcb-icccm4)" in text
     assert "libxcb-keysyms.so.1" in text and "(package libxcb-keysyms1)" in text
@@ -119,7 +130,7 @@ def test_gui_with_a_library_of_the_plugin_missing_names_it_and_exits_1(tmp_path)
     as with an uninstalled package), loaded from QT_QPA_PLATFORM_PLUGIN_PATH as Qt would."""
     platforms = tmp_path / "qt" / "plugins" / "platforms"
     platforms.mkdir(parents=True)
-    (tmp_path / "qt" / "lib").symlink_to(qt_check.pyside_dir() / "Qt" / "lib")  # its RUNPATH
+    (tmp_path / "qt" / "lib").symlink_to(pyside() / "Qt" / "lib")  # its RUNPATH
     data = plugin().read_bytes()
     assert data.count(b"libxcb-cursor.so.0\0") == 1
     (platforms / "libqxcb.so").write_bytes(
@@ -138,11 +149,11 @@ def test_gui_here_either_names_the_missing_libraries_or_the_missing_x_server(tmp
     stands in the way is said, with the apt command for the libraries; never an abort."""
     if Path("/tmp/.X11-unix/X97").exists():
         pytest.skip("an X server is on :97")
-    missing = qt_check.unresolved(plugin())
+    missing = qt().unresolved(plugin())
     out = gui(tmp_path, "gui", DISPLAY=":97")
     assert out.returncode == 1, out.stderr[-2000:]
     if missing:
-        packages = list(dict.fromkeys(qt_check.system_libs()[m] for m in missing))
+        packages = list(dict.fromkeys(qt().system_libs()[m] for m in missing))
         for m in missing:
             assert m in out.stderr
         if shutil.which("apt-get"):
@@ -153,12 +164,12 @@ def test_gui_here_either_names_the_missing_libraries_or_the_missing_x_server(tmp
 
 @linux_qt
 def test_offscreen_needs_no_display_and_a_wayland_session_falls_back_to_xcb():
-    assert qt_check.platforms({"QT_QPA_PLATFORM": "offscreen"}) == ["offscreen"]
-    assert qt_check.platform_problem("offscreen", {}) is None
-    assert qt_check.gui_problem({"QT_QPA_PLATFORM": "offscreen"}) is None
-    assert qt_check.platforms({"WAYLAND_DISPLAY": "wayland-0"}) == ["wayland", "xcb"]
-    assert qt_check.platforms({"QT_QPA_PLATFORM": "xcb:dpi=96;wayland"}) == ["xcb", "wayland"]
-    assert qt_check.gui_problem({}) == qt_check.NO_DISPLAY
+    assert qt().platforms({"QT_QPA_PLATFORM": "offscreen"}) == ["offscreen"]
+    assert qt().platform_problem("offscreen", {}) is None
+    assert qt().gui_problem({"QT_QPA_PLATFORM": "offscreen"}) is None
+    assert qt().platforms({"WAYLAND_DISPLAY": "wayland-0"}) == ["wayland", "xcb"]
+    assert qt().platforms({"QT_QPA_PLATFORM": "xcb:dpi=96;wayland"}) == ["xcb", "wayland"]
+    assert qt().gui_problem({}) == qt().NO_DISPLAY
 
 
 # --- scripts/setup.sh: asking before apt-get ------------------------------------------------
@@ -259,7 +270,7 @@ def test_the_deb_depends_on_every_package_of_the_list(tmp_path):
     depends = subprocess.run(["dpkg-deb", "-f", str(deb), "Depends"], capture_output=True,
                              text=True, check=True).stdout.strip().split(", ")
     assert depends[0].startswith("libc6 (>= ")
-    packages = [p for p in dict.fromkeys(qt_check.system_libs().values()) if p != "libc6"]
+    packages = [p for p in dict.fromkeys(qt().system_libs().values()) if p != "libc6"]
     assert depends[1:] == packages
 
 
