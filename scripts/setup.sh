@@ -52,7 +52,7 @@ qt_system_libs() {
   local cmd="${sudo[*]:+${sudo[*]} }apt-get install $pkgs"
   if [ "$yes" != 1 ]; then
     if [ ! -t 0 ]; then
-      echo "not installing without asking: run scripts/setup.sh --yes, or: $cmd"
+      echo "not installing without asking: run scripts/setup.sh --yes (or scripts/run.sh --yes), or: $cmd"
       return 0
     fi
     read -r -p "Install them now ($cmd)? [Y/n] " answer || answer=n

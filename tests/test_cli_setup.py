@@ -215,7 +215,8 @@ def test_setup_without_a_terminal_says_what_to_run_and_installs_nothing(tmp_path
     assert out.returncode == 0, out.stderr
     assert "libxcb-icccm.so.4  (package libxcb-icccm4)" in out.stdout
     assert "libxcb-keysyms.so.1  (package libxcb-keysyms1)" in out.stdout
-    assert ("not installing without asking: run scripts/setup.sh --yes, or: "
+    assert ("not installing without asking: run scripts/setup.sh --yes (or scripts/run.sh "
+            "--yes), or: "
             "sudo apt-get install libxcb-icccm4 libxcb-keysyms1") in out.stdout
     assert log.read_text() == ""
 
@@ -248,6 +249,18 @@ def test_setup_on_a_terminal_asks_first(tmp_path, answer, installs):
     assert "Install them now (sudo apt-get install libxcb-icccm4 libxcb-keysyms1)? [Y/n]" in (
         out.stdout + out.stderr)
     assert ("apt-get install -y -qq libxcb-icccm4 libxcb-keysyms1" in log.read_text()) == installs
+
+
+def test_run_sh_yes_installs_without_asking_and_passes_the_rest_on(tmp_path):
+    tree, env, log = setup_tree(tmp_path)
+    shutil.copy(ROOT / "scripts/run.sh", tree / "scripts/run.sh")
+    (tree / ".venv" / "bin" / "memstrata").write_text(f'#!/bin/sh\necho "memstrata $*" >> {log}\n')
+    out = subprocess.run(["bash", "scripts/run.sh", "--yes", "gui", "--tray"], cwd=tree, env=env,
+                         capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=60)
+    assert out.returncode == 0, out.stderr
+    calls = log.read_text().splitlines()
+    assert "apt-get install -y -qq libxcb-icccm4 libxcb-keysyms1" in calls
+    assert calls[-1] == "memstrata gui --tray"
 
 
 # --- the .deb ------------------------------------------------------------------------------
