@@ -193,7 +193,7 @@ def test_quarantine_list_approve_reject(run, memstrata_home):
     queue = json.loads(out)
     assert [q["object"] for q in queue] == ["7070", "6060"]
     code, out, _ = run("quarantine", "approve", str(queue[0]["id"]))
-    assert code == 0 and out.startswith("novel")
+    assert code == 0 and out.startswith(f"approved #{queue[0]['id']} (search service · port")
     code, out, _ = run("quarantine", "reject", str(queue[1]["id"]))
     assert code == 0 and out.startswith("rejected")
     code, out, _ = run("quarantine")
@@ -243,8 +243,8 @@ def test_space_option_spaces_and_move(run, tmp_path, monkeypatch):
     code, out, _ = run("history", "API", "port", "--space", "shop", "--json")
     shop = json.loads(out)
     assert [c["object"] for c in shop] == ["3000"] and shop[0]["space"] == "shop"
-    code, out, _ = run("history", "API", "port")
-    assert "no history" in out  # the global space holds no API port
+    code, _, err = run("history", "API", "port")
+    assert code == 1 and "no history" in err  # the global space holds no API port
     code, out, _ = run("history", "API", "port", "--space", "shop")
     assert "[shop]" in out
 
@@ -346,8 +346,8 @@ def test_keys_lists_what_history_takes_and_history_reads_loose_words(run):
     assert 'memstrata history "orders API" port --context prod' in err
     code, _, err = run("history", "auht servce", "port")
     assert code == 1 and 'did you mean:\n  memstrata history "auth service" port' in err
-    code, out, _ = run("history", "nothing", "here")
-    assert code == 0 and "no history for (nothing, here)" in out
+    code, _, err = run("history", "nothing", "here")
+    assert code == 1 and "no history for (nothing, here)" in err
 
 
 # --- help -----------------------------------------------------------------------------------

@@ -70,6 +70,11 @@ if [ $do_deb = 1 ]; then
   [ -n "$glibc" ] || glibc=$(ldd --version | head -1 | grep -o "[0-9]*\.[0-9]*$")
   # Qt's xcb platform plugin and the GL/font stack come from the system (PyInstaller does
   # not bundle them); everything else (Python, Qt, torch, the model) is inside /opt/memstrata.
+  # Their packages: the one list (memstrata_app/resources/qt-system-libs.txt, derived from
+  # the plugin's own dependencies), libc6 apart with its version floor.
+  qt_deps=$(sed 's/#.*//' "$ROOT/memstrata_app/resources/qt-system-libs.txt" |
+            awk 'NF >= 2 && $2 != "libc6" && !seen[$2]++ {printf "%s, ", $2}')
+  qt_deps="${qt_deps%, }"
   cat > "$root/DEBIAN/control" <<CTRL
 Package: memstrata
 Version: $VERSION
@@ -77,7 +82,7 @@ Section: devel
 Priority: optional
 Architecture: $DEBARCH
 Installed-Size: $size_kb
-Depends: libc6 (>= $glibc), libglib2.0-0, libdbus-1-3, libfontconfig1, libfreetype6, libgl1, libegl1, libxkbcommon0, libxkbcommon-x11-0, libx11-xcb1, libxcb-cursor0, libxcb-icccm4, libxcb-image0, libxcb-keysyms1, libxcb-randr0, libxcb-render-util0, libxcb-shape0, libxcb-xinerama0, libxcb-xkb1
+Depends: libc6 (>= $glibc), $qt_deps
 Maintainer: ${DEB_MAINTAINER:-MemStrata maintainers <maintainers@memstrata.invalid>}
 Description: local memory for AI coding tools that knows which facts are still true
  MemStrata keeps what your coding assistant was told in a bi-temporal ledger: a new

@@ -4,6 +4,7 @@ without a command) and bench (its own parser, memstrata_app.bench.cli)."""
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 EXAMPLES = {"gui": ["gui", "gui --tray"]}
@@ -27,7 +28,15 @@ def run_bench(argv: list[str]) -> int:
 
 
 def run_gui(args: argparse.Namespace) -> int:
-    """The desktop app, with the options given (the app sets up its own logging)."""
+    """The desktop app, with the options given (the app sets up its own logging). First
+    whether it can open here at all: without a display, or with a system library of Qt's
+    platform plugin missing, Qt would abort the process; this says what is missing instead."""
+    from ..qt_check import gui_problem
+
+    problem = gui_problem()
+    if problem:
+        print(f"memstrata: error: {problem}", file=sys.stderr)
+        return 1
     from ..gui.app import main as gui_main
 
     gui_args = ["--db", str(args.db)] if args.db else []

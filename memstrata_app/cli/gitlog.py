@@ -10,7 +10,7 @@ from typing import Any
 
 from .errors import CliError
 from .options import open_engine, space_of
-from .output import emit_json, progress_bar, understood
+from .output import emit_json, progress_bar, tally, understood
 
 
 def git(repo: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
@@ -82,12 +82,6 @@ def ingest_git_log(args: argparse.Namespace) -> int:
             print(f"{h[:10]}  {at:%Y-%m-%d}  {u.quote(subject) if single else ''}".rstrip())
             for line in u.render(outcomes, old_values=olds, quote_sentences=not single):
                 print(line if single else f"  {line}")
-    c = u.counts(results)
-    parts = [f"{c.get(k, 0)} {k}" for k in ("superseded", "novel")]
-    parts.append(f"{c.get('prose', 0)} notes")
-    parts += [f"{c[k]} {k}" for k in ("history", "reinforced", "retracted", "quarantined",
-                                       "duplicate") if c.get(k)]
-    parts.append(f"{c.get('skipped', 0)} skipped")
     n = len(commits)
-    print(f"read {n} commit{'s' if n != 1 else ''} from {repo}: {', '.join(parts)}")
+    print(f"read {n} commit{'s' if n != 1 else ''} from {repo}: {tally(results)}")
     return 0

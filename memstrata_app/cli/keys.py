@@ -46,6 +46,7 @@ class Key:
 
     def __init__(self, row: dict[str, Any]) -> None:
         self.subject: str = row.get("subject") or ""
+        self.subject_norm: str = row.get("subject_norm") or ""
         self.relation: str = row.get("relation") or ""
         self.context: str = row.get("context") or ""
         self.space: str = row.get("space") or "global"
@@ -122,9 +123,17 @@ def resolve_key(eng: Any, args: argparse.Namespace, space: str | None) -> Key:
     if ctx:
         keys = [k for k in keys if fold(k.context) == ctx]
     typed = f"{subject} {relation}".strip()
+    # a renamed entity asked by one of its names ("checkout" after "renamed the orders
+    # service to checkout"): the keys kept under any of them
+    names = eng.subject_names(args.subject, space or "global")
+    entity = [k for k in keys if k.subject_norm in names] if len(names) > 1 else []
+    if entity and relation:
+        entity = ([k for k in entity if fold(k.relation) == relation]
+                  or [k for k in entity
+                      if all(w in fold(f"{k.relation} {k.context}") for w in relation.split())])
     exact = [k for k in keys if fold(f"{k.subject} {k.relation}") == typed]
     words = typed.split()
-    matches = exact or [k for k in keys if all(w in k.words for w in words)]
+    matches = entity or exact or [k for k in keys if all(w in k.words for w in words)]
     if len(matches) == 1:
         return matches[0]
     if not matches and relation:  # the words split differently: "auth" "service port"
@@ -148,7 +157,7 @@ def resolve_key(eng: Any, args: argparse.Namespace, space: str | None) -> Key:
 
 
 class NoHistory(Exception):
-    """Nothing anywhere near the typed key: not an error, an empty answer."""
+    """Nothing anywhere near the typed key: exit status 1, as for an ambiguous key."""
 
 
 def cmd_history(args: argparse.Namespace) -> int:
@@ -162,9 +171,7 @@ def cmd_history(args: argparse.Namespace) -> int:
             except NoHistory as e:
                 if args.json:
                     emit_json([])
-                else:
-                    print(e)
-                return 0
+                raise CliError(str(e)) from None
             if not args.json:
                 print(f"(reading {key.label})", file=sys.stderr)
             chain = eng.history(key.subject, key.relation, key.context or None, key.space)
@@ -173,7 +180,7 @@ def cmd_history(args: argparse.Namespace) -> int:
         return 0
     if not chain:
         where = f" in the space {space}" if space else ""
-        print(f"no history for ({args.subject}, {args.relation}){where}")
+        raise CliError(f"no history for ({args.subject}, {args.relation}){where}")
     several = len({a.author for a in chain if a.author}) > 1  # who changed it, when it matters
     for a in chain:
         print(fmt_row(a, author=several))

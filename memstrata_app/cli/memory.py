@@ -8,7 +8,14 @@ from typing import Any
 
 from .errors import CliError
 from .gitlog import ingest_git_log
-from .options import TIME_FORMATS, open_engine, parse_at, read_text, space_of
+from .notes import file_label, ingest_records, read_notes_arg
+from .options import (
+    TIME_FORMATS,
+    check_not_future,
+    open_engine,
+    parse_at,
+    space_of,
+)
 from .output import emit_json, fmt_iso, print_understood, understood
 from .remote import markup_skipped, outbound, result_from_dict, running_endpoint
 
@@ -16,6 +23,7 @@ INGEST_EXAMPLES = """\
 examples:
   memstrata ingest "the orders API listens on 8080 in prod"
   memstrata ingest --file notes.md --at 2026-03-01
+  memstrata ingest --file notes.jsonl             # {"text": …, "at": …} per line, each at its time
   memstrata ingest --git-log                      # this repository's commit subjects
   memstrata ingest --git-log ../api --since 2025-01-01 --max 500 -v
   memstrata --space shop ingest "the shop's API listens on 3000"
@@ -37,7 +45,12 @@ def add_ingest(sub: Any, spaced: argparse.ArgumentParser) -> None:
         epilog=INGEST_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
         parents=[spaced])
     s.add_argument("text", nargs="?", help="the statement(s); omit with --file or --git-log")
-    s.add_argument("--file", type=Path, help="a text file, one or more statements ('-': stdin)")
+    s.add_argument("--file", type=Path,
+                   help="a file of statements ('-': stdin): plain text; or JSON lines "
+                        '({"text": …, "at": …} per line) or CSV/TSV with a header naming a '
+                        "text column (text, sentence or statement) and a time column (at, "
+                        "time, date or timestamp), each stored at its own time; other "
+                        "structured files (JSON, YAML, XML, binary) are refused")
     s.add_argument("--git-log", nargs="?", const=".", metavar="REPO",
                    help="ingest the commit subjects of a git repository (default REPO: .), "
                         "oldest first, each at its committer date")
@@ -49,7 +62,12 @@ def add_ingest(sub: Any, spaced: argparse.ArgumentParser) -> None:
                    help="show what the update judge read beside each statement and decided"
                         " (with --git-log: also what was understood in each commit)")
     s.add_argument("--at", metavar="TIME",
-                   help=f"when it was said (default now). TIME is {TIME_FORMATS}")
+                   help=f"when it was said (default now; with --file, for the lines without "
+                        f"a time of their own). TIME is {TIME_FORMATS}; more than a day ahead "
+                        "is refused without --future")
+    s.add_argument("--future", action="store_true",
+                   help="accept a time more than a day ahead (a change planned for then: it "
+                        "is not valid, nor shown, before that time)")
     s.add_argument("--source", help="who said it (default: cli; git with --git-log)")
     s.add_argument("--label", choices=("normal", "sensitive", "restricted"),
                    help="permission label of the stored rows (default normal; restricted "
@@ -66,7 +84,10 @@ def add_explain(sub: Any, spaced: argparse.ArgumentParser) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter, parents=[spaced])
     s.add_argument("text", help="the statement(s)")
     s.add_argument("--at", metavar="TIME",
-                   help=f"when it would be said (default now). TIME is {TIME_FORMATS}")
+                   help=f"when it would be said (default now). TIME is {TIME_FORMATS}; more "
+                        "than a day ahead is refused without --future")
+    s.add_argument("--future", action="store_true",
+                   help="accept a time more than a day ahead (a change planned for then)")
     s.add_argument("--source", default="cli",
                    help='who would say it (default: cli; "git" reads each sentence as a '
                         "commit subject)")
@@ -108,12 +129,23 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     for flag, given in (("--since", args.since), ("--max", args.max)):
         if given:
             raise CliError(f"{flag} goes with --git-log")
-    if (args.text is None) == (args.file is None):
+    if args.text is None and args.file is None:
+        raise CliError('nothing to ingest: give the statement(s) as an argument (memstrata '
+                       'ingest "The API port is 8080."), a file with --file FILE (- for stdin), '
+                       "or a repository's commits with --git-log [REPO]")
+    if args.text is not None and args.file is not None:
         raise CliError("give the statement as an argument or with --file, not both")
-    text = args.text if args.text is not None else read_text(args.file)
+    if args.file is not None:
+        notes = read_notes_arg(args.file)
+        if notes.structured:  # records with their own times: each stored at its time
+            return ingest_records(args, notes, file_label(args.file))
+        text = notes.text
+    else:
+        text = args.text
     if not text.strip():
         raise CliError("nothing to ingest: the text is empty")
     at = parse_at(args.at)
+    check_not_future(at, f"--at {args.at}", args.future)
     space = space_of(args)
     remote = running_endpoint(args) if not args.label else None
     if remote is not None:
@@ -170,6 +202,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
     if not args.text.strip():
         raise CliError("nothing to explain: the text is empty")
     at = parse_at(args.at)
+    check_not_future(at, f"--at {args.at}", args.future)
     space = space_of(args)
     remote = running_endpoint(args)
     if remote is not None:

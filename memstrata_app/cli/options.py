@@ -98,6 +98,30 @@ def parse_at(value: str | None, flag: str = "--at") -> Any:
         raise CliError(f"{flag}: cannot read the time {value!r}: {TIME_FORMATS}") from None
 
 
+FUTURE_SLACK_DAYS = 1  # a clock a little ahead, or another time zone's "tomorrow", passes
+
+
+def check_not_future(t: Any, what: str, allowed: bool) -> None:
+    """A time more than a day ahead is refused unless --future says so: a fact said then is
+    not valid before then, so query and the endpoint would not show it until that day."""
+    from datetime import timedelta
+
+    from ..engine.timeutil import now
+
+    if t is None or allowed:
+        return
+    ahead = t - now()
+    if ahead <= timedelta(days=FUTURE_SLACK_DAYS):
+        return
+    days = ahead.days
+    span = (f"{days // 365} years" if days >= 730 else f"{days // 30} months" if days >= 60
+            else f"{days} days")
+    raise CliError(f"{what} is {t:%Y-%m-%d %H:%M} UTC, {span} in the future: a fact said then "
+                   f"is not valid before then, so query and the endpoint would not show it "
+                   f"until {t:%Y-%m-%d}. Check the date, or add --future to store it as a "
+                   "change planned for then")
+
+
 def read_text(path: Path) -> str:
     if str(path) == "-":
         return sys.stdin.read()

@@ -59,3 +59,14 @@ def print_understood(res: Any, text: str, *, dry_run: bool = False,
         print("no statements found (questions and code blocks are not stored)")
     for line in u.render(outcomes, dry_run=dry_run, old_values=old_values, judged=judged):
         print(line)
+
+
+def tally(results: Any) -> str:
+    """What many statements came to, in one line: "2 superseded, 5 novel, 1 notes, …"."""
+    c = understood().counts(results)
+    parts = [f"{c.get(k, 0)} {k}" for k in ("superseded", "novel")]
+    parts.append(f"{c.get('prose', 0)} notes")
+    parts += [f"{c[k]} {k}" for k in ("history", "reinforced", "retracted", "quarantined",
+                                       "duplicate", "refused") if c.get(k)]
+    parts.append(f"{c.get('skipped', 0)} skipped")
+    return ", ".join(parts)

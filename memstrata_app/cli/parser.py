@@ -4,7 +4,9 @@ in the order `memstrata --help` lists them."""
 from __future__ import annotations
 
 import argparse
+import difflib
 import textwrap
+from typing import Any
 
 from .. import __version__
 from . import app, endpoint, governance, keys, maintenance, memory, ollama, review, spaces, transfer
@@ -16,8 +18,47 @@ EXAMPLES = {name: "examples:\n" + "\n".join(f"  memstrata {line}" for line in li
             for group in GROUPS for name, lines in group.EXAMPLES.items()}
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse's parser, and a mistyped choice (a command, a subcommand such as `quarantine
+    aprove`, a fixed value) is answered with the nearest choices: "did you mean …"."""
+
+    def _check_value(self, action: argparse.Action, value: Any) -> None:
+        if action.choices is None or value in action.choices:
+            return
+        names = [str(c) for c in action.choices]
+        typed = str(value)
+        near = [n for n in names if len(typed) >= 2 and n.startswith(typed)]
+        near += [n for n in difflib.get_close_matches(typed, names, n=3, cutoff=0.6)
+                 if n not in near]
+        hint = f"; did you mean {' or '.join(map(repr, near[:3]))}?" if near else ""
+        raise argparse.ArgumentError(action, f"invalid choice: {typed!r}{hint} (choose from "
+                                             f"{', '.join(map(repr, names))})")
+
+
+# The top-level options that may come after the command too (`memstrata gui --db team.db`):
+# added to each command hidden (its --help is unchanged) and only where the command has no
+# option of that name itself (`ingest -v` is its own).
+GLOBAL_OPTIONS: tuple[tuple[tuple[str, ...], dict[str, Any]], ...] = (
+    (("--db",), {"metavar": "LEDGER"}),
+    (("--create",), {"action": "store_true"}),
+    (("--direct",), {"action": "store_true"}),
+    (("--embedder",), {}),
+    (("-v", "--verbose"), {"action": "store_true"}),
+    (("--space",), {"metavar": "NAME"}),
+)
+
+
+def add_global_options(sp: argparse.ArgumentParser) -> None:
+    taken = sp._option_string_actions
+    for flags, kw in GLOBAL_OPTIONS:
+        free = [f for f in flags if f not in taken]
+        if free and len(free) == len(flags):
+            sp.add_argument(*free, dest=flags[-1].lstrip("-"), default=argparse.SUPPRESS,
+                            help=argparse.SUPPRESS, **kw)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = Parser(
         prog="memstrata",
         description="A local memory for AI coding tools that knows which facts are still "
                     "true.\nWithout a command, opens the desktop app.",
@@ -27,7 +68,11 @@ def build_parser() -> argparse.ArgumentParser:
                "  memstrata keys port\n"
                '  memstrata history "auth service" port\n'
                "  memstrata serve\n\n"
-               + textwrap.fill("TIME (--at, --as-of) is " + TIME_FORMATS + ".", 79),
+               + textwrap.fill("TIME (--at, --as-of) is " + TIME_FORMATS + ".", 79) + "\n\n"
+               + textwrap.fill("The options above may come before or after the command "
+                               "(memstrata gui --db team.db). Exit status: 0 done, 1 an error "
+                               "or nothing found (history of an unknown key), 2 a usage error.",
+                               79),
         formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--version", action="version", version=f"memstrata {__version__}")
     p.add_argument("--db", metavar="LEDGER",
@@ -80,6 +125,7 @@ def build_parser() -> argparse.ArgumentParser:
     for name, sp in sub.choices.items():
         if name == "bench":  # its own parser (memstrata_app.bench.cli) explains it
             continue
+        add_global_options(sp)
         for action in sp._actions:
             if action.dest == "json" and not action.help:
                 action.help = "machine-readable output"

@@ -64,12 +64,47 @@ def cmd_quarantine(args: argparse.Namespace) -> int:
         if args.action == "approve":
             act = eng.approve(args.id, args.subject, args.relation, args.object)
             out: Any = act.to_dict()
-            line = f"{act.action.value} #{act.assertion_id}"
+            line = "" if args.json else approved_line(eng, args.id, act)
         else:
             a = eng.reject(args.id)
             out, line = a.to_dict(), f"rejected #{a.id}"
     emit_json(out) if args.json else print(line)
     return 0
+
+
+def fact_words(a: Any) -> str:
+    """A row as people read it: its key and value, or its sentence."""
+    from ..engine.ledger.keys import key_label
+
+    if a.subject and a.object:
+        return f"{key_label(a.subject, a.relation, a.context)} = {a.object}"
+    text = a.text or "(erased)"
+    return f"“{text[:70]}{'…' if len(text) > 70 else ''}”"
+
+
+def approved_line(eng: Any, item_id: int, act: Any) -> str:
+    """What approving review item `item_id` did, by number and in words: which row now
+    holds the value, and what it retired."""
+    def row(i: int) -> str:
+        try:
+            return f"#{i} ({fact_words(eng.get(i))})"
+        except Exception:  # a row that cannot be read is still named
+            return f"#{i}"
+
+    retired = [row(int(r)) for r in act.retired]
+    gone = ("it retired " + (", ".join(retired[:-1]) + " and " + retired[-1]
+                             if len(retired) > 1 else retired[0])) if retired \
+        else "it retired nothing"
+    kept = int(act.assertion_id)
+    if kept == item_id:
+        now = ("filed as history (older than the current value)"
+               if act.action.value == "history" else "it is current now")
+        return f"approved {row(item_id)}: {now}; {gone}"
+    item = eng.get(item_id)
+    if (item.reason or "").startswith("approved as a restatement"):
+        return (f"approved #{item_id} as a restatement of {row(kept)}, which stays current; "
+                f"{gone}")
+    return f"approved review item #{item_id}: {row(kept)} stands; {gone}"
 
 
 def cmd_forget(args: argparse.Namespace) -> int:

@@ -308,9 +308,16 @@ class MemoryEngine:
 
     def history(self, subject: str, relation: str, context: str | None = None,
                 space: str | None = None) -> list[Assertion]:
-        """A key's supersession chain, oldest first (renames followed); `context` picks a
-        qualified key ("prod", "rev b"), `space` a project's key (default: the global one)."""
+        """A key's supersession chain, oldest first; `context` picks a qualified key ("prod",
+        "rev b"), `space` a project's key (default: the global one). Renames are followed
+        both ways: asked by an entity's new name or its old one, the chain holds the facts
+        kept under either."""
         return self.understanding.history(subject, relation, context, space)
+
+    def subject_names(self, subject: str, space: str | None = None) -> list[str]:
+        """The normalized subjects `subject`'s facts may be kept under after renames (it
+        first, then the names it was given and the entity it names; ledger/keys.py)."""
+        return self.understanding.subject_names(subject, space)
 
     def subscribe_remote(self, fn: Callable[[int], None]) -> Callable[[], None]:
         """Call `fn(generation)` (on the listener's thread) when another client writes this

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import html
-import json
 import logging
 from datetime import UTC, datetime
 from pathlib import Path
@@ -26,6 +25,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ..notes_file import read_statements
 from ..understood import by_sentence, render, retired_values, summary_line
 from .state import AppState
 from .style import from_qdatetime, heading, muted, themed_status_color, to_qdatetime
@@ -36,25 +36,6 @@ Item = tuple[str, datetime | None]
 # A result line takes the colour of the status its action leaves the row in (grey otherwise).
 ACTION_COLOURS = {"novel": "active", "superseded": "active", "reinforced": "active",
                   "quarantined": "quarantined", "prose": "plain", "retracted": "retracted"}
-
-
-def read_statements(path: Path) -> list[Item]:
-    """Statements from a file: one per line (.txt/.md) or JSON lines with "text" and "at"."""
-    items: list[Item] = []
-    raw = path.read_text("utf-8")
-    if path.suffix.lower() in (".jsonl", ".ndjson"):
-        for n, line in enumerate(raw.splitlines(), 1):
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-                at = datetime.fromisoformat(rec["at"]) if rec.get("at") else None
-                items.append((str(rec["text"]), at))
-            except (ValueError, KeyError, TypeError) as e:
-                msg = f'{path.name} line {n}: expected {{"text", "at"}} ({e})'
-                raise ValueError(msg) from e
-        return items
-    return [(line.strip(), None) for line in raw.splitlines() if line.strip()]
 
 
 class IngestView(QWidget):
@@ -172,7 +153,8 @@ class IngestView(QWidget):
     # --- bulk import --------------------------------------------------------------------------
     def _pick_file(self) -> None:
         path, _ = QFileDialog.getOpenFileName(self, "Import statements", "",
-                                              "Statements (*.txt *.md *.jsonl *.ndjson);;All (*)")
+                                              "Statements (*.txt *.md *.jsonl *.ndjson *.csv"
+                                              " *.tsv);;All (*)")
         if path:
             self.import_file(Path(path))
 

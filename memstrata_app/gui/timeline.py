@@ -35,16 +35,16 @@ CHAIN_HEADERS = ("ID", "Value", "Status", "Valid from", "Valid to", "Recorded", 
 def chain_with_proposals(engine: Any, subject: str, relation: str,
                          space: str | None = None, context: str | None = None) -> list[Any]:
     """The key's history in `space` (None: the global space) plus its proposals awaiting review
-    (or rejected), by valid_from."""
+    (or rejected), by valid_from. After a rename the history holds the facts kept under the
+    entity's old and new names (engine.history follows renames both ways), and the proposals
+    of each of those keys."""
     from memstrata_app.engine import LedgerFilter, Status
 
     rows = list(engine.history(subject, relation, context or None, space) if space or context
                 else engine.history(subject, relation))
-    key = next((a.key for a in rows if a.key), None)
-    if key is None:
-        return rows
-    flt = LedgerFilter(key=key, statuses=(Status.QUARANTINED, Status.REJECTED))
-    rows += engine.list_assertions(flt, 0, 50, "valid_from", False)
+    for key in dict.fromkeys(a.key for a in rows if a.key):
+        flt = LedgerFilter(key=key, statuses=(Status.QUARANTINED, Status.REJECTED))
+        rows += engine.list_assertions(flt, 0, 50, "valid_from", False)
     return sorted(rows, key=lambda a: (a.valid_from, int(a.id)))
 
 

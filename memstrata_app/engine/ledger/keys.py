@@ -56,6 +56,27 @@ def resolve_subject(q: Callable[[str, tuple], list[tuple]], subject_norm: str,
         seen.add(subject_norm)
 
 
+def subject_names(q: Callable[[str, tuple], list[tuple]], subject_norm: str,
+                  space: str = GLOBAL) -> list[str]:
+    """Every subject an entity's facts may be kept under after renames, `subject_norm`
+    first: the names it was given and the entity a name belongs to, followed both ways
+    through its `name` facts (the current one and those a later rename retired), so that a
+    history asked by either name finds the facts kept under the other."""
+    names = [subject_norm]
+    todo = [subject_norm]
+    while todo:
+        name = todo.pop()
+        for subject, given in q(
+                "SELECT subject_norm, object_norm FROM assertions WHERE relation_norm='name'"
+                " AND status IN ('active','superseded') AND +space=?"
+                " AND (subject_norm=? OR object_norm=?)", (space, name, name)):
+            for other in (subject, given):
+                if other and other not in names:
+                    names.append(other)
+                    todo.append(other)
+    return names
+
+
 def key_subject(q: Callable[[str, tuple], list[tuple]], subject_norm: str,
                 relation_norm: str, context: str | None = "", space: str = GLOBAL) -> str:
     """The subject a (subject, relation) is kept under: its own key when that has history,

@@ -128,8 +128,10 @@ def apply_extraction(ctx: WriteContext, st: Statement, ex: Extraction) -> list[I
                              reason=f"nothing active holds {ex.old_object}: kept as text")]
     if ex.broad and not removal:
         others = other_contexts(ctx, tr, t)
-        if others:  # "everywhere now": the narrower values are retired only on approval
-            names = ", ".join(f"#{i} ({c or 'unqualified'})" for i, c in others[:6])
+        if others:  # "everywhere now": the narrower values are retired only on approval,
+            # and with them the unqualified value of the same key that it replaces too
+            reach = [(i, tr.context) for i in closes] + others
+            names = ", ".join(f"#{i} ({c or 'unqualified'})" for i, c in reach[:6])
             return hold(f"{BROAD_REVIEW} would retire {names} — approve?")
     if ex.confidence < ctx.threshold:
         return hold("low confidence" + ("; would retire " + ", ".join(

@@ -24,6 +24,7 @@ from ..governance.labels import checked_label
 from ..governance.privacy import flag_secret_rows
 from ..governance.secrets import PLACEHOLDER_MARK
 from ..ledger.keys import GLOBAL, key_subject, make_key, read_spaces, space_name
+from ..ledger.keys import subject_names as names_after_renames
 from ..ledger.ledger import Ledger
 from ..ledger.queries import standing_hashes
 from ..ledger.transaction import WriteContext, find_duplicate
@@ -97,8 +98,19 @@ class Pipeline:
         ctx = (context or "").strip().casefold()
         sp = space_name(space)
         q = self.ledger.readers.query
-        key = make_key(key_subject(q, normalize_entity(subject), rel, ctx, sp), rel, ctx, sp)
-        return self.ledger.chain(key)
+        subject_norm = key_subject(q, normalize_entity(subject), rel, ctx, sp)
+        # after a rename the entity's facts may be kept under either name: read them all
+        chains = [self.ledger.chain(make_key(name, rel, ctx, sp))
+                  for name in names_after_renames(q, subject_norm, sp)]
+        rows = [a for chain in chains for a in chain]
+        if len([c for c in chains if c]) <= 1:
+            return rows
+        return sorted({int(a.id): a for a in rows}.values(),
+                      key=lambda a: (a.valid_from, int(a.id)))
+
+    def subject_names(self, subject: str, space: str | None = None) -> list[str]:
+        q = self.ledger.readers.query
+        return names_after_renames(q, normalize_entity(subject), space_name(space))
 
     # --- the update judge over what is stored ------------------------------------------------
     def rejudge(self, apply: bool = False, space: str | None = None,

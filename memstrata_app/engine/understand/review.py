@@ -159,6 +159,12 @@ class Review:
         rows = self.ledger.readers.query(
             f"SELECT {COLUMNS} FROM assertions WHERE key=? AND status IN ('active','superseded')"
             " ORDER BY valid_from, id", (a.key,))
+        if (a.reason or "").startswith(BROAD_REVIEW):  # "… everywhere now": every context
+            rows += self.ledger.readers.query(
+                f"SELECT {COLUMNS} FROM assertions WHERE subject_norm=? AND relation_norm=?"
+                " AND status='active' AND +space=? AND key != ? AND object_norm != ?"
+                " ORDER BY valid_from, id",
+                (a.subject_norm, a.relation_norm, a.space, a.key, a.object_norm))
         out = []
         for r in map(row_to_assertion, rows):
             if not r.valid_at(a.valid_from):
