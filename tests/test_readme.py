@@ -30,6 +30,7 @@ MARK = "<!-- tests/test_readme.py runs this block"
 SKIPPED = {
     "memstrata quarantine list | approve ID": "a summary of three commands, ids from your ledger",
     "memstrata forget ID": "needs an id from your own ledger",
+    "memstrata undo": "takes back a review action; the block makes none (tests/test_cli_undo.py)",
     "memstrata purge ID": "needs an id from your own ledger",
     "memstrata move ID": "needs an id from your own ledger",
     "memstrata reindex --to ollama:": "needs Ollama with the model",

@@ -109,6 +109,7 @@ def build_parser() -> argparse.ArgumentParser:
     governance.add_redact(sub)
     governance.add_hold_release(sub)
     review.add_contest(sub)
+    review.add_undo(sub)
     governance.add_label(sub)
     governance.add_expire(sub)
     governance.add_audit(sub)

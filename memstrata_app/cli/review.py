@@ -1,4 +1,5 @@
-"""The reviewer's commands: quarantine (the review queue), forget, contest."""
+"""The reviewer's commands: quarantine (the review queue), forget, contest, and undo of any
+of them (and of move)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ EXAMPLES = {
     "forget": ["forget 12"],
     "contest": ['contest 17 --reason "it is 7001, see the compose file" --value 7001',
                 'contest 17 --reason "never true"'],
+    "undo": ["undo", "undo --list", "undo 7", "undo 7 --json"],
 }
 
 
@@ -45,6 +47,20 @@ def add_contest(sub: Any) -> None:
     s.add_argument("id", type=int, help="the current fact's id")
     s.add_argument("--reason", required=True, help="why it is wrong")
     s.add_argument("--value", help="the right value, when known")
+    s.add_argument("--json", action="store_true")
+
+
+def add_undo(sub: Any) -> None:
+    s = sub.add_parser(
+        "undo", help="undo an approve, reject, forget, move or contest (the latest, or one by id)",
+        description="Put back every row the action changed exactly as it was, in a new "
+                    "transaction (reads --known-at before it still show the action), and log "
+                    "the undo. Refused, changing nothing, when those rows changed since (a "
+                    "later statement replaced one, say) or the action was undone already.")
+    s.add_argument("id", nargs="?", type=int, metavar="AUDIT_ID",
+                   help="the action's entry (#N in `undo --list`); default: your latest")
+    s.add_argument("--list", action="store_true",
+                   help="list your recent actions that are not undone, and whether each can be")
     s.add_argument("--json", action="store_true")
 
 
@@ -110,7 +126,43 @@ def approved_line(eng: Any, item_id: int, act: Any) -> str:
 def cmd_forget(args: argparse.Namespace) -> int:
     with open_engine(args) as eng:
         a = eng.forget(args.id)
-    emit_json(a.to_dict()) if args.json else print(f"retracted #{a.id}: {a.text}")
+        done = [e for e in eng.undoable(limit=1) if e.kind == "forget" and e.row_id == a.id]
+        back = [eng.get(i) for i in done[0].created] if done else []
+    if args.json:
+        emit_json(a.to_dict())
+        return 0
+    print(f"retracted #{a.id}: {a.text}")
+    for b in back:
+        print(f"reopened #{b.id}: {b.text} (the value #{a.id} had replaced holds again)")
+    if done:
+        print(f"(`memstrata undo {done[0].id}` takes it back)")
+    return 0
+
+
+def cmd_undo(args: argparse.Namespace) -> int:
+    with open_engine(args) as eng:
+        if args.list:
+            if args.id is not None:
+                raise CliError("undo --list takes no AUDIT_ID")
+            entries = eng.undoable()
+            if args.json:
+                emit_json([e.to_dict() for e in entries])
+            elif not entries:
+                print("nothing to undo")
+            for e in entries if not args.json else ():
+                state = (f"blocked: {e.blocked}" if e.blocked
+                         else f"`memstrata undo {e.id}`")
+                print(f"#{e.id:<5} {fmt_time(e.at)}  {e.summary}\n        {state}")
+            return 0
+        res = eng.undo(args.id)
+    if args.json:
+        emit_json(res.to_dict())
+        return 0
+    print(f"undid #{res.undone.id} ({res.undone.summary}), logged as #{res.entry.id}")
+    for a in res.restored:
+        print(f"restored {fmt_row(a)}")
+    for a in res.withdrawn:
+        print(f"withdrawn #{a.id} (written by the action; kept, never served): {a.text}")
     return 0
 
 
@@ -128,4 +180,5 @@ def cmd_contest(args: argparse.Namespace) -> int:
     return 0
 
 
-COMMANDS = {"quarantine": cmd_quarantine, "forget": cmd_forget, "contest": cmd_contest}
+COMMANDS = {"quarantine": cmd_quarantine, "forget": cmd_forget, "contest": cmd_contest,
+            "undo": cmd_undo}

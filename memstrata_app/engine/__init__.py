@@ -9,6 +9,7 @@ from .types import (
     Action,
     Assertion,
     AssertionId,
+    AuditEntry,
     Cancelled,
     Cardinality,
     EmbedderMismatch,
@@ -25,11 +26,13 @@ from .types import (
     StoreLocked,
     StoreReadOnly,
     TurnRecall,
+    UndoRefused,
+    UndoResult,
 )
 
 __all__ = [
-    "Action", "Assertion", "AssertionId", "Cancelled", "Cardinality", "EmbedderMismatch",
-    "EngineError", "Extraction", "Hit", "IngestAction", "IngestResult", "LedgerFilter",
-    "MemoryEngine", "Metrics", "NotFound", "Skipped", "Status", "StoreCorrupt", "StoreLocked",
-    "StoreReadOnly", "TurnRecall",
+    "Action", "Assertion", "AssertionId", "AuditEntry", "Cancelled", "Cardinality",
+    "EmbedderMismatch", "EngineError", "Extraction", "Hit", "IngestAction", "IngestResult",
+    "LedgerFilter", "MemoryEngine", "Metrics", "NotFound", "Skipped", "Status", "StoreCorrupt",
+    "StoreLocked", "StoreReadOnly", "TurnRecall", "UndoRefused", "UndoResult",
 ]

@@ -31,6 +31,7 @@ from .retrieve.embedders import Embedder, recorded_embedder
 from .retrieve.retriever import Retriever, check_query
 from .types import (
     Assertion,
+    AuditEntry,
     Cardinality,
     EngineError,
     Hit,
@@ -39,6 +40,7 @@ from .types import (
     LedgerFilter,
     Status,
     TurnRecall,
+    UndoResult,
 )
 
 if TYPE_CHECKING:
@@ -397,8 +399,27 @@ class MemoryEngine:
         return self.review.would_retire(assertion_id)
 
     def forget(self, assertion_id: int, reason: str = "forgotten") -> Assertion:
-        """Retract a fact: it stops being valid now and is kept for audit."""
+        """Retract a fact: it stops being valid now and is kept for audit. The value a
+        current fact had replaced (an approval's, a supersession's) holds again from now."""
         return self.review.forget(assertion_id, reason)
+
+    def undo(self, audit_id: int | None = None) -> UndoResult:
+        """Undo an approve, reject, forget, move or contest (`audit_id`: its entry in
+        `actions()`; None: this writer's latest): every row it changed is put back exactly
+        as it was, in a new transaction (reads "as known at" before it still show the
+        action), and the undo is logged. Refused (UndoRefused, nothing changed) when the
+        entry was undone already or its rows changed since."""
+        return self.governance.undo(audit_id)
+
+    def undoable(self, limit: int = 20, everyone: bool = False) -> list[AuditEntry]:
+        """The recent actions that are not undone yet, newest first (`everyone`: every
+        writer's, not only this one's); each says in `blocked` why it cannot be undone now."""
+        return self.governance.undoable(limit, everyone)
+
+    def actions(self, limit: int = 100) -> list[AuditEntry]:
+        """The action log, newest first: each approve, reject, forget, move and contest, and
+        each undo (naming the entry it undid)."""
+        return self.governance.actions(limit)
 
     # --- import and reindex --------------------------------------------------------------
     def import_records(self, records: Iterable[dict[str, Any]],

@@ -266,6 +266,52 @@ class TurnRecall:
 
 
 @dataclass(frozen=True, slots=True)
+class AuditEntry:
+    """One reviewer action in the ledger's action log (approve, reject, forget, move,
+    contest) or the undo of one; `blocked` says why it cannot be undone now (None: it can,
+    or it was not asked)."""
+
+    id: int
+    at: datetime
+    by: str | None  # who did it: "user@machine"
+    kind: str  # approve | reject | forget | move | contest | undo
+    row_id: int | None  # the row it was done to
+    summary: str  # in words, never a sentence or a value: "approve #12, retiring #4"
+    rows: tuple[AssertionId, ...] = ()  # the rows it changed
+    created: tuple[AssertionId, ...] = ()  # the rows it wrote (a contest's value, a reopening)
+    undoes: int | None = None  # for an undo: the entry it undid
+    undone_by: int | None = None  # the undo that took it back
+    blocked: str | None = None
+
+    @property
+    def undoable(self) -> bool:
+        return self.kind != "undo" and self.undone_by is None and self.blocked is None
+
+    def to_dict(self) -> dict:
+        d = {f: getattr(self, f) for f in self.__dataclass_fields__}
+        d["at"] = self.at.isoformat()
+        d["rows"], d["created"] = list(self.rows), list(self.created)
+        d["undoable"] = self.undoable
+        return d
+
+
+@dataclass(frozen=True, slots=True)
+class UndoResult:
+    """What an undo did: its own entry, the entry it undid, the rows put back as they were,
+    and the rows the action had written, now withdrawn (kept, rejected, never served)."""
+
+    entry: AuditEntry
+    undone: AuditEntry
+    restored: tuple[Assertion, ...]
+    withdrawn: tuple[Assertion, ...] = ()
+
+    def to_dict(self) -> dict:
+        return {"entry": self.entry.to_dict(), "undone": self.undone.to_dict(),
+                "restored": [a.to_dict() for a in self.restored],
+                "withdrawn": [a.to_dict() for a in self.withdrawn]}
+
+
+@dataclass(frozen=True, slots=True)
 class LedgerFilter:
     """Which rows a ledger listing shows (all fields optional, AND-ed)."""
 
@@ -309,3 +355,8 @@ class EmbedderMismatch(EngineError):
 
 class Cancelled(EngineError):
     pass
+
+
+class UndoRefused(EngineError):
+    """An undo that would break the ledger's history (its rows changed since, it was undone
+    already, or it is itself an undo): nothing was changed."""

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 from .asof import AsOfBar
 from .audit import AuditView
 from .dialogs import open_settings, run_reindex
+from .edit_menu import EditMenu
 from .endpoint import EndpointController
 from .icons import badge_icon, strata_icon
 from .ingest import IngestView
@@ -203,6 +204,7 @@ class MainWindow(QMainWindow):
             m.addAction(act)
             if text.startswith(("Import", "Re-embed")):
                 self.write_actions.append(act)
+        self.edit = EditMenu(self, self.state)  # Edit → Undo (Ctrl+Z)
         mem = self.menuBar().addMenu("&Memory")
         mem.addAction(self.tray.memory_action)
         mem.addAction(self.tray.endpoint_action)

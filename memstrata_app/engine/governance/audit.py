@@ -1,5 +1,6 @@
 """The audit trail: the endpoint's injection log (what each served request injected and left
-out, with the settings in force; the query kept as a hash only) and the contests."""
+out, with the settings in force; the query kept as a hash only), the contests, and the
+reviewer's action log with its undo (ledger/journal.py keeps the rows' before and after)."""
 
 from __future__ import annotations
 
@@ -13,10 +14,11 @@ from typing import Any
 
 import apsw
 
+from ..ledger import journal
 from ..ledger.ledger import Ledger
 from ..ledger.transaction import WriteContext
 from ..timeutil import from_ts, to_ts, to_utc
-from ..types import NotFound
+from ..types import AuditEntry, NotFound, UndoResult
 from .retention import DAY
 
 _COLUMNS = "id, at, api, model, space, tool, settings, injected, filtered, query_sha"
@@ -89,3 +91,31 @@ def contests(ledger: Ledger, assertion_id: int | None = None) -> list[dict[str, 
             if assertion_id is not None else q(sql + " ORDER BY id"))
     return [{"id": r[0], "row": r[1], "at": from_ts(r[2]), "by": r[3], "reason": r[4],
              "right_value": r[5]} for r in rows]
+
+
+def actions(ledger: Ledger, limit: int = 100) -> list[AuditEntry]:
+    """The action log, newest first: approve, reject, forget, move, contest, and undos."""
+    return journal.entries(ledger.readers.query, limit)
+
+
+def undoable(ledger: Ledger, limit: int = 20, by: str | None = None) -> list[AuditEntry]:
+    """The actions not undone yet, newest first, each saying why it cannot be undone now
+    (`blocked`) where it cannot."""
+    return journal.entries(ledger.readers.query, limit, by, undoable=True)
+
+
+def undo(ledger: Ledger, entry_id: int | None = None) -> UndoResult:
+    """Undo one logged action (None: this writer's latest): its rows as they were before it,
+    in one new transaction; refused (UndoRefused) when they changed since."""
+    ledger.check_writable()
+
+    def job(conn: apsw.Connection) -> tuple[tuple[int, int, list[int], list[int]],
+                                            WriteContext, int]:
+        ctx = ledger.context(conn, {})
+        return journal.undo(ctx, entry_id), ctx, ledger.bump(conn)
+
+    undo_id, done_id, restored, withdrawn = ledger.run_write(job)
+    q = ledger.readers.query
+    return UndoResult(journal.entry(q, undo_id), journal.entry(q, done_id),
+                      tuple(ledger.get(i) for i in restored),
+                      tuple(ledger.get(i) for i in withdrawn))

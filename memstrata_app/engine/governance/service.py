@@ -17,7 +17,7 @@ from ..ledger import erasure, holds
 from ..ledger.ledger import Ledger
 from ..ledger.transaction import WriteContext
 from ..timeutil import to_ts, to_utc
-from ..types import Assertion, EngineError
+from ..types import Assertion, AuditEntry, EngineError, UndoResult
 from . import audit, retention
 from .authority import DEFAULT_AUTHORITY_ORDER, authority_of
 from .labels import checked_label, relabel
@@ -140,3 +140,12 @@ class Governance:
 
     def contests(self, assertion_id: int | None = None) -> list[dict[str, Any]]:
         return audit.contests(self.ledger, assertion_id)
+
+    def actions(self, limit: int = 100) -> list[AuditEntry]:
+        return audit.actions(self.ledger, limit)
+
+    def undoable(self, limit: int = 20, everyone: bool = False) -> list[AuditEntry]:
+        return audit.undoable(self.ledger, limit, None if everyone else self.ledger.author)
+
+    def undo(self, entry_id: int | None = None) -> UndoResult:
+        return audit.undo(self.ledger, entry_id)

@@ -24,6 +24,7 @@ import numpy as np
 from ..types import Assertion, EngineError, NotFound
 from . import terms
 from .holds import held
+from .journal import forget_erased
 from .sqlite import connect
 from .sqlite_errors import KNOWN_ERRORS, scalar
 from .transaction import IndexUpdate, WriteContext
@@ -103,6 +104,7 @@ def purge(ledger: Ledger, assertion_id: int, why: str) -> list[int]:
                 f"UPDATE assertions SET reason='superseded by #' || superseded_by ||"
                 f" ' (purged)' WHERE superseded_by IN ({marks})"
                 " AND reason LIKE 'superseded by #%:%'", ids)
+            forget_erased(ctx, ids)  # the action log's copies of their values
             flag_rows(conn, ids, PURGED, ctx.now)
             terms.compact(conn, ledger.backend)
         finally:
@@ -154,6 +156,7 @@ def redact(ledger: Ledger, assertion_id: int, why: str) -> list[int]:
                 f"UPDATE assertions SET reason='superseded by #' || superseded_by ||"
                 f" ' (redacted)' WHERE superseded_by IN ({marks})"
                 " AND reason LIKE 'superseded by #%:%'", ids)
+            forget_erased(ctx, ids)  # the action log's copies of their values
             terms.compact(conn, ledger.backend)
         finally:
             if secure is not None:

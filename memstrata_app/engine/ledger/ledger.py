@@ -23,6 +23,7 @@ import apsw
 from ..types import Assertion, Cardinality, EngineError, LedgerFilter, NotFound
 from . import pg, queries
 from .files import private_ledger
+from .journal import Journal
 from .keys import key_label, make_key
 from .protocol import Readers, Writer
 from .schema import COLUMNS, row_to_assertion
@@ -271,6 +272,11 @@ class Ledger:
                          " FROM assertions WHERE text_hash=(SELECT text_hash FROM assertions"
                          " WHERE id=?) AND +space=?", (int(assertion_id), a.space))
             moved: list[int] = []
+            journal = Journal(ctx)
+            journal.watch(r[0] for r in rows if r[5] != target)
+            for _id, key, sn, rn, c, src, _st in rows:
+                if key and src != target:
+                    journal.watch_key(make_key(sn, rn, c or "", target))
             for row_id, key, sn, rn, c, src, _st in rows:
                 if src == target:
                     continue
@@ -287,6 +293,9 @@ class Ledger:
                                      (target, new_key, rid))
                     ctx.touch(rid)  # other clients of a team ledger learn of the move
                     moved.append(rid)
+            if moved:
+                journal.record("move", int(assertion_id), f"move #{assertion_id} from"
+                               f" {a.space} to {target}")
             return moved, ctx, self.bump(conn)
 
         self.check_writable()

@@ -6,9 +6,19 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import numpy as np
+
 from ..types import Action, AssertionId, Cardinality, IngestAction, Status
 from .keys import Triple
-from .transaction import CHAIN, WriteContext, close_row, key_rows, lock_key, reinforce
+from .transaction import (
+    CHAIN,
+    WriteContext,
+    close_row,
+    insert_row,
+    key_rows,
+    lock_key,
+    reinforce,
+)
 
 # Writes the row a decision asks for: (status, valid_from, valid_to, superseded_by) -> id.
 PlaceFn = Callable[[Status, float, "float | None", "int | None"], AssertionId]
@@ -122,3 +132,62 @@ def other_contexts(ctx: WriteContext, tr: Triple, t: float) -> list[tuple[int, s
             lock_key(ctx, key)
         rows = ctx.q(sql, args)  # as they stand now that no one else may change them
     return [(r[0], r[1]) for r in rows if r[3] != tr.key and r[2] != tr.object_norm]
+
+
+# --- a retraction: the values a retracted row had retired hold again --------------------------
+_RETIRED_BY = ("SELECT id FROM assertions WHERE superseded_by=? AND valid_to=? AND text != ''"
+               " AND ((status='superseded' AND (reason LIKE 'superseded by #%'"
+               " OR reason LIKE 'renamed by #%')) OR (status='retracted' AND reason LIKE"
+               " 'removed by #%')) ORDER BY id")
+
+
+def retired_by(ctx: WriteContext, row_id: int) -> list[int]:
+    """The rows a current row retired when it took over (a supersession, a removal, a
+    rename; not a contest, which said they were wrong): its predecessors."""
+    r = ctx.q("SELECT valid_from, valid_to, status FROM assertions WHERE id=?", (row_id,))
+    if not r or r[0][1] is not None or r[0][2] not in ("active", "plain"):
+        return []
+    return [int(x[0]) for x in ctx.q(_RETIRED_BY, (row_id, r[0][0]))]
+
+
+def reopen(ctx: WriteContext, gone: int, rows: list[int], at: float,
+           vocabulary: dict[str, Cardinality]) -> list[AssertionId]:
+    """`gone` was retracted at `at`: each of `rows` (what it had retired) holds again from
+    then, as a new row with the same sentence, unless its key (or, for a plain fact, its
+    sentence) already has a current value. The retired rows stay history as they are."""
+    out: list[AssertionId] = []
+    for rid in rows:
+        (kind, text, text_hash, source, method, confidence, subject, relation, obj, sn, rn,
+         on, key, context, space, label, authority) = ctx.q(
+            "SELECT kind, text, text_hash, source, method, confidence, subject, relation,"
+            " object, subject_norm, relation_norm, object_norm, key, context, space, label,"
+            " authority FROM assertions WHERE id=?", (rid,))[0]
+        tr = None
+        if key:
+            lock_key(ctx, key)
+            multi = vocabulary.get(rn or "", Cardinality.SINGLE) is Cardinality.MULTI
+            if ctx.q("SELECT 1 FROM assertions WHERE key=? AND status='active' AND valid_to IS"
+                     " NULL AND id != ?" + (" AND object_norm=?" if multi else ""),
+                     (key, gone, on) if multi else (key, gone)):
+                continue
+            tr = Triple(subject or "", relation or "", obj or "", sn or "", rn or "", on or "",
+                        Cardinality.MULTI if multi else Cardinality.SINGLE, context or "",
+                        space)
+        elif ctx.q("SELECT 1 FROM assertions WHERE text_hash=? AND +space=? AND status IN"
+                   " ('active','plain') AND valid_to IS NULL AND id != ?",
+                   (text_hash, space, gone)):
+            continue
+        vec = ctx.q("SELECT embedding FROM vectors WHERE rowid=?", (rid,))
+        if not vec:
+            continue  # no vector to serve it by (erased)
+        ctx.space = str(space)
+        new = insert_row(ctx, kind=kind, text=text, text_hash=text_hash, source=source,
+                         method=f"reopened:{method}", confidence=confidence,
+                         status=Status.ACTIVE if key else Status.PLAIN, valid_from=at,
+                         valid_to=None, vector=np.frombuffer(bytes(vec[0][0]), np.float32),
+                         triple=tr, reason=f"reopened: #{gone}, which had replaced #{rid},"
+                         " was forgotten", label=label, authority=authority)
+        if tr is not None and tr.key != key:  # a key kept under a renamed subject
+            ctx.conn.execute("UPDATE assertions SET key=? WHERE id=?", (key, new))
+        out.append(new)
+    return out

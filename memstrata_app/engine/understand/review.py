@@ -1,6 +1,7 @@
 """Review: what the write path held for a person to decide — approve (optionally edited)
 or reject a quarantined claim, approve a judge's proposal — and what a reviewer may do to a
-current fact: forget it, or contest it (docs/GOVERNANCE.md)."""
+current fact: forget it, or contest it (docs/GOVERNANCE.md). Each is logged with the rows it
+changed, so it can be undone (ledger/journal.py)."""
 
 from __future__ import annotations
 
@@ -12,10 +13,11 @@ import numpy as np
 
 from ..governance.privacy import clean_reason
 from ..governance.sanitize import neutralize
+from ..ledger.journal import Journal, insert_returning
 from ..ledger.keys import key_subject
 from ..ledger.ledger import Ledger
 from ..ledger.schema import COLUMNS, row_to_assertion
-from ..ledger.supersede import apply_triple, other_contexts
+from ..ledger.supersede import apply_triple, other_contexts, reopen, retired_by
 from ..ledger.transaction import WriteContext, close_row, insert_row, lock_key
 from ..retrieve.embedders import Embedder
 from ..timeutil import to_ts
@@ -67,6 +69,12 @@ class Review:
                                                        tr.relation_norm, tr.context, tr.space))
             t = to_ts(a.valid_from)
             assert t is not None
+            journal = Journal(ctx)
+            journal.watch([assertion_id])
+            journal.watch_key(trr.key)
+            broad = (a.reason or "").startswith(BROAD_REVIEW)
+            if broad:
+                journal.watch(r for r, _c in other_contexts(ctx, trr, t))
             ctx.conn.execute(
                 "UPDATE assertions SET subject=?, relation=?, object=?, subject_norm=?,"
                 " relation_norm=?, object_norm=?, key=?, context=?,"
@@ -88,7 +96,7 @@ class Review:
                 return AssertionId(assertion_id)
 
             act = apply_triple(ctx, trr, t, a.reason == "removal", place)
-            if (a.reason or "").startswith(BROAD_REVIEW):
+            if broad:
                 retired = list(act.retired)
                 for row_id, _c in other_contexts(ctx, trr, t):
                     close_row(ctx, row_id, t, assertion_id, f"superseded by #{assertion_id}"
@@ -101,6 +109,7 @@ class Review:
                     "UPDATE assertions SET status='rejected', retired_at=?, reason=? WHERE id=?",
                     (ctx.now, f"approved as a restatement of #{act.assertion_id}", assertion_id))
                 ctx.touch(assertion_id)
+            journal.record("approve", assertion_id, approved(assertion_id, act.retired))
             return replace(act, text=a.text, confidence=a.confidence), ctx, ledger.bump(conn)
 
         return ledger.run_write(job)
@@ -119,7 +128,10 @@ class Review:
             _ = self.quarantined_row(a.id, ctx)
             t = to_ts(a.valid_from)
             assert t is not None
+            journal = Journal(ctx)
+            journal.watch([a.id, newer, *targets])
             retired = tuple(AssertionId(r) for r in settle(ctx, a.id, newer, targets, t))
+            journal.record("approve", a.id, approved(a.id, retired))
             return (IngestAction(Action.SUPERSEDED if retired else Action.REINFORCED,
                                  AssertionId(newer), a.text, retired=retired,
                                  confidence=a.confidence, method=a.method,
@@ -135,10 +147,13 @@ class Review:
         def job(conn: apsw.Connection) -> tuple[None, WriteContext, int]:
             ctx = ledger.context(conn, {})
             self.quarantined_row(assertion_id, ctx)
+            journal = Journal(ctx)
+            journal.watch([assertion_id])
             ctx.conn.execute("UPDATE assertions SET status='rejected', retired_at=?,"
                              " reason='rejected in review', reviewed_by=?, reviewed_at=?"
                              " WHERE id=?", (ctx.now, ctx.author, ctx.now, assertion_id))
             ctx.touch(assertion_id)
+            journal.record("reject", assertion_id, f"reject #{assertion_id}")
             return None, ctx, ledger.bump(conn)
 
         ledger.run_write(job)
@@ -190,20 +205,32 @@ class Review:
         return a
 
     def forget(self, assertion_id: int, reason: str = "forgotten") -> Assertion:
-        """Retract a fact: it stops being valid now and is kept for audit."""
+        """Retract a fact: it stops being valid now and is kept for audit. A current value
+        that had replaced another gives the key back to it: the value it retired holds again
+        from now (a new row with that sentence), unless something else holds the key."""
         ledger = self.ledger
         a = self.ledger.get(assertion_id)
         if a.status not in (Status.ACTIVE, Status.PLAIN, Status.SUPERSEDED):
             raise EngineError(f"assertion {assertion_id} is {a.status.value}; nothing to forget")
+        vocab = self.vocabulary()
 
         def job(conn: apsw.Connection) -> tuple[None, WriteContext, int]:
-            ctx = ledger.context(conn, {})
+            ctx = ledger.context(conn, vocab)
             cur = ctx.q("SELECT valid_to, status FROM assertions WHERE id=?", (assertion_id,))[0]
+            if cur[1] not in ("active", "plain", "superseded"):
+                raise EngineError(f"assertion {assertion_id} is {cur[1]}; nothing to forget")
+            journal = Journal(ctx)
+            journal.watch([assertion_id])
+            previous = retired_by(ctx, assertion_id)
+            journal.watch(previous)
             end = ctx.now if cur[0] is None else min(cur[0], ctx.now)
             ctx.conn.execute(
                 "UPDATE assertions SET status='retracted', valid_to=?, retired_at=?, reason=?"
                 " WHERE id=?", (end, ctx.now, reason, assertion_id))
             ctx.touch(assertion_id)
+            back = reopen(ctx, assertion_id, previous, end, vocab)
+            journal.record("forget", assertion_id, f"forget #{assertion_id}" + (
+                f", reopening {_ids(back)}" if back else ""))
             return None, ctx, ledger.bump(conn)
 
         ledger.run_write(job)
@@ -241,8 +268,11 @@ class Review:
             if cur[1] is not None or cur[0] not in ("active", "plain"):
                 raise EngineError(f"assertion {a.id} changed meanwhile; look again")
             ids = [int(a.id)]
-            conn.execute("INSERT INTO contests(row_id, at, by, reason, right_value)"
-                         " VALUES (?, ?, ?, ?, ?)", (a.id, ctx.now, ledger.author, why, value))
+            journal = Journal(ctx)
+            journal.watch([a.id])
+            journal.contests.append(insert_returning(
+                ctx, "INSERT INTO contests(row_id, at, by, reason, right_value)"
+                " VALUES (?, ?, ?, ?, ?) RETURNING id", (a.id, ctx.now, ledger.author, why, value)))
             conn.execute("UPDATE assertions SET reviewed_by=?, reviewed_at=? WHERE id=?",
                          (ledger.author, ctx.now, a.id))
             if value is None or text is None or vec is None:
@@ -265,7 +295,18 @@ class Review:
                              (ledger.author, ctx.now, new))
                 close_row(ctx, a.id, ctx.now, new, f"contested: {why}", Status.SUPERSEDED)
                 ids.append(int(new))
+            journal.record("contest", a.id, f"contest #{a.id}" + (
+                f", holding the right value as #{ids[1]}" if len(ids) > 1 else ""))
             return ids, ctx, ledger.bump(conn)
 
         ledger.check_writable()
         return [ledger.get(i) for i in ledger.run_write(job)]
+
+
+def _ids(ids: tuple[int, ...] | list[AssertionId]) -> str:
+    return ", ".join(f"#{i}" for i in ids)
+
+
+def approved(row_id: int, retired: tuple[int, ...]) -> str:
+    """An approval in words, for the action log: "approve #12, retiring #4"."""
+    return f"approve #{row_id}" + (f", retiring {_ids(retired)}" if retired else "")
