@@ -29,7 +29,7 @@ echo "nproc $(nproc), load $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo ?
 q_onnx=$(median5 $M query 'auth service port')
 q_torch=$(median5 $M --embedder local-torch query 'auth service port')
 echo "query, no endpoint (cold: loads the model)   $q_onnx s"
-echo "query, no endpoint, through torch (before)   $q_torch s  (ONNX: x$(echo "scale=2; $q_onnx / $q_torch" | bc))"
+echo "query, no endpoint, through torch (before)   $q_torch s  (ONNX: ×$(echo "scale=3; $q_onnx / $q_torch" | bc | sed "s/^\./0./"))"
 echo "ingest, no endpoint (cold: parser, judge)    $(median5 $M ingest 'The auth service timeout is 30 seconds.') s"
 echo "stats (no model)                             $(median5 $M stats) s"
 echo "history, loose words (no model)              $(median5 $M history auth port) s"

@@ -13,7 +13,15 @@ import apsw
 
 from ..ledger.erasure import SECRET, flag_rows
 from .sanitize import neutralize
-from .secrets import PLACEHOLDER_MARK, redact
+
+# The secret detector (secrets.py) compiles its patterns on import, a few hundred ms: it is
+# imported on first use, so reading commands (`stats`, `history`, `query`) never pay for it.
+
+
+def redact(text: str) -> tuple[str, list[Any]]:
+    from .secrets import redact as detect
+
+    return detect(text)
 
 
 def flag_secret_rows(conn: apsw.Connection, ids: Iterable[int], at: float) -> None:
@@ -23,7 +31,7 @@ def flag_secret_rows(conn: apsw.Connection, ids: Iterable[int], at: float) -> No
         return
     rows = conn.execute(
         f"SELECT id FROM assertions WHERE id IN ({','.join('?' * len(ids))})"
-        " AND instr(text, ?) > 0", (*ids, PLACEHOLDER_MARK)).fetchall()
+        " AND instr(text, ?) > 0", (*ids, _placeholder())).fetchall()
     flag_rows(conn, (int(r[0]) for r in rows), SECRET, at)  # type: ignore[arg-type]
 
 
@@ -52,3 +60,9 @@ def erasure_reason(how: str, reason: str | None) -> str:
 def clean_reason(reason: str | None, default: str, n: int) -> str:
     """A reason given by a person, with secrets replaced, at most `n` characters."""
     return redact((reason or default).strip())[0][:n]
+
+
+def _placeholder() -> str:
+    from .secrets import PLACEHOLDER_MARK
+
+    return PLACEHOLDER_MARK
