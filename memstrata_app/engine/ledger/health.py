@@ -11,12 +11,12 @@ locks every other process out (docs/SECURITY.md, "Ledger faults").
 
 So every use of a connection is preceded by `Health.guard()`: one `stat` and one `access`
 (8 µs on a busy 2-core machine) that notice the file truncated, replaced, deleted or made
-unwritable before SQLite touches it. The first such finding stops writes for the rest of the process (with a
-message that says what happened and what to do, and one log line), and has every open
-connection closed without touching the map (no checkpoint on close), so that the read
-connections opened next map the file afresh, read-only where it cannot be written (SQLite
-then keeps a private wal-index in memory, read from the WAL), and reads go on with every
-committed write. A change made in the instant between the check and SQLite's access can still
+unwritable before SQLite touches it. The first such finding stops writes for the rest of the
+process (with a message that says what happened and what to do, and one log line), and has
+every open connection closed without touching the map (no checkpoint on close), so that
+the read connections opened next map the file afresh, read-only where it cannot be written
+(SQLite then keeps a private wal-index in memory, read from the WAL), and reads go on with
+every committed write. A change made in the instant between the check and SQLite's access can still
 end the process; the check closes the window that requests can be timed into.
 """
 
