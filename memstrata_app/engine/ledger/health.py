@@ -140,7 +140,14 @@ class Health:
 
     def guard(self) -> None:
         """Before a connection is used: if the -shm file changed under the map, stop writes
-        (the first time) and close every connection opened before, so none touches it."""
+        (the first time) and close every connection opened before, so none touches it.
+        With no connection of ours open there is no map to protect (and SQLite deletes the
+        file when the last one closes): the file is taken as it is."""
+        with self._lock:
+            holding = bool(self._open)
+        if not holding:
+            self.shm.forget()
+            return
         if self.shm.problem(need_write=self.fault is None) is None:
             return
         with self._lock:
