@@ -1,5 +1,5 @@
-"""Loopback-only guard: 403 for a foreign Host or Origin (DNS rebinding, browsers), 413 by size;
-every spelling of the management path routed as it."""
+"""Loopback-only guard: 403 for a foreign Host or Origin (DNS rebinding, browsers), 413 by size,
+400 for header values HTTP does not allow; every spelling of the management path routed as it."""
 
 from __future__ import annotations
 
@@ -124,6 +124,19 @@ def with_management_path(scope: Scope) -> Scope:
     return {**scope, "path": canonical, "raw_path": quote(canonical).encode("ascii")}
 
 
+_NOT_TEXT = re.compile(rb"[^\t\x20-\x7e]")
+
+
+def bad_header(raw: list[tuple[bytes, bytes]]) -> str | None:
+    """The name of the first header whose value is not plain text: bytes beyond ASCII (h11
+    lets them through as obs-text, the upstream client cannot send them) or control bytes
+    (RFC 9110 allows neither in a field value; h11 lets them through), else None."""
+    for name, value in raw:
+        if _NOT_TEXT.search(value):
+            return name.decode("latin-1")
+    return None
+
+
 class LocalOnlyMiddleware:
     """Refuses requests that did not come from this machine's own tools before any routing."""
 
@@ -141,7 +154,14 @@ class LocalOnlyMiddleware:
         host = headers.get("host", "")
         origin = headers.get("origin")
         response = None
-        if not is_allowed_host(host):
+        nonascii = bad_header(scope["headers"])
+        if nonascii is not None:
+            log.info("refused a request with a non-text value in its %s header", nonascii[:40])
+            response = dialect.error(400, f"the {nonascii[:40]!r} header's value holds bytes "
+                                          "beyond ASCII or control characters, which HTTP "
+                                          "header values cannot carry here; send printable "
+                                          "ASCII (percent-encode other characters)")
+        elif not is_allowed_host(host):
             log.warning("refused request with non-loopback Host %r", host[:100])
             response = dialect.error(403, f"Host {host[:100]!r} is not allowed: the MemStrata "
                                           "endpoint only answers requests addressed to "
