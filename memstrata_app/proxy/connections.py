@@ -120,7 +120,7 @@ class GuardedH11Protocol(H11Protocol):
     def send_400_response(self, msg: str) -> None:
         """uvicorn's answer to a request h11 cannot parse, as JSON in the protocol of its path
         (when its request line could be read) like our other errors."""
-        body = json.dumps(self._dialect().error_body(
+        body = json.dumps(self._dialect(arriving_body=not self._head).error_body(
             400, f"{msg} Send a well-formed HTTP/1.1 request (headers at most "
                  f"{self.limits.max_header_bytes} bytes, names and values in ASCII)")).encode()
         headers = [(b"content-type", b"application/json"), (b"connection", b"close"),
