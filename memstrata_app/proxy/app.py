@@ -16,6 +16,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from .. import access
 from . import management, routes_anthropic, routes_ollama, routes_openai, routes_responses
 from .auth import TokenMiddleware
 from .dialects import dialect_for_path
@@ -47,6 +48,15 @@ def create_app(engine: Any, settings: Any, *, upstream: str | Upstream | None = 
                             max_connections=limits.max_connections)
     memory = MemoryService(engine, settings, memory_enabled)
     relay = Relay(memory, upstream, limits)
+
+    def install_token() -> tuple[str, ...]:
+        """What no header sent upstream may carry (read as the token check reads it)."""
+        try:
+            return (token or access.load_token(),)
+        except access.TokenError:
+            return ()
+
+    upstream.secrets = install_token
 
     async def passthrough(request: Request) -> Response:
         return await relay.passthrough(request)

@@ -34,13 +34,20 @@ class Limits:
         10.0, "Seconds a connection may take to send its request line and headers.")
     body_idle_timeout: float = _limit(
         30.0, "Seconds of silence allowed while a request body is arriving.")
+    body_timeout: float = _limit(
+        60.0, "Seconds a request body may take to arrive in full, however it trickles (408).")
+    slow_request_after: float = _limit(
+        2.0, "Seconds after which a request still sending its head or body counts as slow.")
+    slow_share: float = _limit(
+        0.25, "Share of max_connections that slow requests may hold at once (beyond: 408).")
     send_stall_timeout: float = _limit(
         120.0, "Seconds a client may leave a response unread before it is dropped.")
     linger_timeout: float = _limit(
         2.0, "Seconds an answered request may go on sending a body nobody reads.")
     keep_alive_timeout: int = _limit(30, "Seconds an idle keep-alive connection stays open.")
     max_connections: int = _limit(
-        256, "Open client connections; more are answered 503 and closed at once.")
+        256, "Open client connections; at the cap a new one first closes the slowest sender, "
+             "else an idle one, else it is answered 503.")
     upstream_per_model: int = _limit(
         16, "Requests in flight to the upstream per model; each model has its own slots.")
     upstream_queue_timeout: float = _limit(

@@ -14,7 +14,10 @@ here first; what the SDK would drop is answered here:
 - a request whose params hold a lone surrogate, an integer beyond 64 bits, NaN/Infinity or
   nesting beyond the limit, or params that are not an object: -32602 with its id.
 
-Notifications (no id) are never answered, as JSON-RPC requires; a refused one is logged.
+Notifications are never answered, as JSON-RPC requires, however malformed: any object with a
+`method` member and no `id` member (whatever its `jsonrpc`, `method` or `params` hold), and a
+line that is not JSON but still reads as such an object (its top-level members, found by a
+linear scan). A refused one is logged.
 """
 
 from __future__ import annotations
@@ -125,6 +128,9 @@ class CheckedLines:
         try:
             message, refused = loads(line.strip(), self.limits.max_json_depth)
         except JSONSyntaxError as e:
+            if reads_as_notification(line):
+                _dropped("?", f"Parse error: {e}")
+                return None
             await self.reply(None, PARSE_ERROR, f"Parse error: {e}")
             return None
         if isinstance(message, list):
@@ -135,7 +141,7 @@ class CheckedLines:
                              "Invalid Request: a message must be a JSON object")
             return None
         problem = envelope_problem(message)
-        notification = problem is None and "method" in message and "id" not in message
+        notification = "method" in message and "id" not in message  # valid or not
         if problem is None and refused is not None:
             in_params = refused.path[:1] == ("params",)
             problem = (INVALID_PARAMS if in_params else INVALID_REQUEST,
@@ -152,8 +158,7 @@ class CheckedLines:
                 return text
         code, why = problem
         if notification:
-            THROTTLE.log(log, logging.WARNING, "mcp-bad-notification",
-                         "dropped a notification (%s): %s", str(message.get("method"))[:60], why)
+            _dropped(message.get("method"), why)
             return None
         # A request (even one missing its method) is answered under its id; a malformed
         # response cannot be, its id being one of ours: id null.
@@ -180,6 +185,49 @@ class CheckedLines:
         error = types.JSONRPCError(jsonrpc="2.0", id=rid,
                                    error=types.ErrorData(code=code, message=message))
         await self.replies.send(SessionMessage(error))
+
+
+def _dropped(method: Any, why: str) -> None:
+    THROTTLE.log(log, logging.WARNING, "mcp-bad-notification", "dropped a notification (%s): %s",
+                 ascii(method)[:60], why)
+
+
+def reads_as_notification(line: bytes) -> bool:
+    """Whether a line that is not JSON still reads as an object with a `method` member and
+    no `id` member: its top-level keys, by one linear scan that skips strings and nesting."""
+    text = line.decode("utf-8", "replace").strip()
+    if not text.startswith("{"):
+        return False
+    keys: set[str] = set()
+    depth, i, n, want_key = 0, 0, len(text), False
+    while i < n:
+        ch = text[i]
+        if ch == '"':
+            j = i + 1
+            while j < n and text[j] != '"':
+                j += 2 if text[j] == "\\" else 1
+            if depth == 1 and want_key:
+                keys.add(_key(text[i:j + 1]))
+                want_key = False
+            i = j + 1
+            continue
+        if ch in "{[":
+            depth += 1
+            want_key = ch == "{" and depth == 1
+        elif ch in "}]":
+            depth -= 1
+        elif ch == "," and depth == 1:
+            want_key = True
+        i += 1
+    return "method" in keys and "id" not in keys
+
+
+def _key(quoted: str) -> str:
+    try:
+        key = json.loads(quoted)
+    except ValueError:
+        return quoted.strip('"')
+    return key if isinstance(key, str) else ""
 
 
 def _dumps(value: Any) -> str:

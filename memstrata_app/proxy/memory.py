@@ -10,6 +10,7 @@ from typing import Any
 
 from starlette.concurrency import run_in_threadpool
 
+from ..engine import StoreReadOnly
 from ..engine.ledger.keys import GLOBAL
 from .injection import Turns, format_block, relevant
 
@@ -58,22 +59,30 @@ class MemoryService:
         eng, metrics = self.engine, self.engine.metrics
         t0 = time.perf_counter()
         source = f"proxy:{api}"
-        if (turns.assistant and self.settings.get("ingest_assistant_turns")
+        # a read-only ledger (opened so, or stopped by a fault since) still serves its facts
+        writable = not getattr(eng, "read_only", False)
+        if (writable and turns.assistant and self.settings.get("ingest_assistant_turns")
                 and len(turns.assistant) <= MAX_INGEST_CHARS):
             eng.ingest(turns.assistant, source=f"{source}:assistant", space=space)
         user = turns.user or ""
         query, k = user[-MAX_QUERY_CHARS:], int(self.settings.get("injection_k"))
-        if len(user) <= MAX_INGEST_CHARS:
-            # one embedding batch for the new sentences and the query
-            recall = eng.ingest_and_retrieve(user, query=query, k=k, source=source,
-                                             space=space)
+        recall = None
+        if writable and len(user) <= MAX_INGEST_CHARS:
+            try:  # one embedding batch for the new sentences and the query
+                recall = eng.ingest_and_retrieve(user, query=query, k=k, source=source,
+                                                 space=space)
+            except StoreReadOnly:  # writes stopped meanwhile: the facts are still there
+                writable = False
+        if recall is not None:
             hits = recall.hits
             filtered = recall.filtered
             metrics.record("endpoint.ingest", (time.perf_counter() - t0) * 1000
                            - recall.retrieve_ms)
             metrics.record("endpoint.retrieve", recall.retrieve_ms)
         else:
-            log.debug("turn of %d chars not ingested (over %d)", len(user), MAX_INGEST_CHARS)
+            if writable and len(user) > MAX_INGEST_CHARS:
+                log.debug("turn of %d chars not ingested (over %d)", len(user),
+                          MAX_INGEST_CHARS)
             t1 = time.perf_counter()
             metrics.record("endpoint.ingest", (t1 - t0) * 1000)
             hits = eng.retrieve(query, k=k, space=space)
@@ -83,7 +92,7 @@ class MemoryService:
         hits = relevant(hits, floor)
         block = format_block(hits)
         keep = float(self.settings.get("audit_log_days") or 0)
-        if keep > 0:  # queued for the writer: the request does not wait for its log entry
+        if keep > 0 and writable:  # queued for the writer: the request does not wait for it
             eng.log_injection(api, query, [(h.assertion_id, h.score) for h in hits],
                               list(filtered), {"injection_k": k, "injection_min_score": floor,
                                                "space": space, "embedder": eng.embedder.name},

@@ -1,4 +1,5 @@
-"""Loopback-only guard: 403 for a foreign Host or Origin (DNS rebinding, browsers), 413 by size."""
+"""Loopback-only guard: 403 for a foreign Host or Origin (DNS rebinding, browsers), 413 by size,
+400 for header values HTTP does not allow; every spelling of the management path routed as it."""
 
 from __future__ import annotations
 
@@ -6,6 +7,8 @@ import ipaddress
 import logging
 import os
 import re
+import unicodedata
+from urllib.parse import quote, unquote
 
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -81,6 +84,59 @@ def is_local_origin(origin: str, own: tuple[str, int] | None = None) -> bool:
     return (port or 80) == own[1] and name in ("localhost", own_host) and _loopback_name(name)
 
 
+MANAGEMENT = "memstrata"
+
+
+def management_path(path: str) -> str | None:
+    """The management path `path` names once normalized, or None when it names none.
+
+    Normalized as a server or proxy might read it: percent-decoded until stable (`%2f`,
+    `%252f`), backslashes as slashes, empty and `.` segments dropped, `..` resolved, and the
+    first segment compared without case or compatibility forms (`//memstrata/v1`,
+    `/./MemStrata/v1`, `/api/../memstrata/v1`). The rest keeps its spelling."""
+    text = path
+    for _ in range(4):
+        decoded = unquote(text)
+        if decoded == text:
+            break
+        text = decoded
+    segments: list[str] = []
+    for seg in text.replace("\\", "/").split("/"):
+        if seg in ("", "."):
+            continue
+        if seg == "..":
+            if segments:
+                segments.pop()
+            continue
+        segments.append(seg)
+    if not segments or unicodedata.normalize("NFKC", segments[0]).casefold() != MANAGEMENT:
+        return None
+    tail = "/" if text.endswith("/") and len(segments) > 1 else ""
+    return "/" + "/".join([MANAGEMENT, *segments[1:]]) + tail
+
+
+def with_management_path(scope: Scope) -> Scope:
+    """`scope` with its path in the one spelling the routes and the token check know, when it
+    names the management API in another: such a request is never a pass-through upstream."""
+    canonical = management_path(scope["path"])
+    if canonical is None or canonical == scope["path"]:
+        return scope
+    return {**scope, "path": canonical, "raw_path": quote(canonical).encode("ascii")}
+
+
+_NOT_TEXT = re.compile(rb"[^\t\x20-\x7e]")
+
+
+def bad_header(raw: list[tuple[bytes, bytes]]) -> str | None:
+    """The name of the first header whose value is not plain text: bytes beyond ASCII (h11
+    lets them through as obs-text, the upstream client cannot send them) or control bytes
+    (RFC 9110 allows neither in a field value; h11 lets them through), else None."""
+    for name, value in raw:
+        if _NOT_TEXT.search(value):
+            return name.decode("latin-1")
+    return None
+
+
 class LocalOnlyMiddleware:
     """Refuses requests that did not come from this machine's own tools before any routing."""
 
@@ -92,12 +148,20 @@ class LocalOnlyMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        scope = with_management_path(scope)
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
         dialect = dialect_for_path(scope["path"])
         host = headers.get("host", "")
         origin = headers.get("origin")
         response = None
-        if not is_allowed_host(host):
+        nonascii = bad_header(scope["headers"])
+        if nonascii is not None:
+            log.info("refused a request with a non-text value in its %s header", nonascii[:40])
+            response = dialect.error(400, f"the {nonascii[:40]!r} header's value holds bytes "
+                                          "beyond ASCII or control characters, which HTTP "
+                                          "header values cannot carry here; send printable "
+                                          "ASCII (percent-encode other characters)")
+        elif not is_allowed_host(host):
             log.warning("refused request with non-loopback Host %r", host[:100])
             response = dialect.error(403, f"Host {host[:100]!r} is not allowed: the MemStrata "
                                           "endpoint only answers requests addressed to "

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import logging
+import re
 import socket
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
+from urllib.parse import unquote
 
 import anyio
 import httpx
@@ -86,10 +90,40 @@ class ModelSlots:
             self._slots.pop(key, None)
 
 
-def request_headers(headers: Mapping[str, str]) -> dict[str, str]:
-    """Headers to send upstream: hop-by-hop and Host dropped (httpx sets Host for the upstream)."""
-    out = {k: v for k, v in headers.items() if k.lower() not in _REQUEST_DROP}
-    out[HOP_HEADER] = "1"
+_BASE64_WORD = re.compile(r"[A-Za-z0-9+/_-]{16,}={0,2}")
+
+
+def carries(text: str, secret: str) -> bool:
+    """Whether `text` holds `secret`: as it is, percent-encoded, or inside a base64 word (as
+    in `Authorization: Basic base64(user:secret)`)."""
+    if not secret:
+        return False
+    if secret in text or secret in unquote(text):
+        return True
+    for word in _BASE64_WORD.findall(text):
+        for decode in (base64.b64decode, base64.urlsafe_b64decode):
+            try:
+                raw = decode(word + "=" * (-len(word) % 4))
+            except (binascii.Error, ValueError):
+                continue
+            if secret.encode() in raw:
+                return True
+    return False
+
+
+def request_headers(headers: Mapping[str, str],
+                    secrets: Iterable[str] = ()) -> dict[str, bytes]:
+    """Headers to send upstream: hop-by-hop and Host dropped (httpx sets Host for the
+    upstream), and every header whose name or value carries one of `secrets` (the install's
+    token: `Authorization: Bearer <token>` is how tools send it, and it is ours, not the
+    upstream's). Values go as the bytes that came (latin-1), never re-encoded."""
+    secrets = [s for s in secrets if s]
+    out: dict[str, bytes] = {}
+    for k, v in headers.items():
+        if k.lower() in _REQUEST_DROP or any(carries(k, s) or carries(v, s) for s in secrets):
+            continue
+        out[k] = v.encode("latin-1", "replace")
+    out[HOP_HEADER] = b"1"
     return out
 
 
@@ -117,6 +151,8 @@ class Upstream:
         # few for our own /api/show and /api/version) never makes a request wait on another's.
         self._pool_size = max_connections + 16
         self.slots = ModelSlots(per_model, queue_timeout)
+        # what is never sent upstream in a header: the install's token (set by create_app)
+        self.secrets: Callable[[], Iterable[str]] = lambda: ()
 
     @property
     def client(self) -> httpx.AsyncClient:
@@ -190,8 +226,13 @@ class Upstream:
 
     async def _send(self, method: str, path: str, query: str, headers: Mapping[str, str],
                     body: bytes) -> httpx.Response:
-        url = path + ("?" + query if query else "")
-        req = self.client.build_request(method, url, headers=request_headers(headers),
+        # the path as given, under the base URL: a leading "//" is not a host to httpx here
+        url = self.client.base_url.copy_with(
+            raw_path=(self.client.base_url.raw_path.rstrip(b"/")
+                      + httpx.URL(path="/" + path.lstrip("/")).raw_path
+                      + (b"?" + query.encode("ascii", "replace") if query else b"")))
+        req = self.client.build_request(method, url,
+                                        headers=request_headers(headers, self.secrets()),
                                         content=body if body else None)
         try:
             return await self.client.send(req, stream=True)

@@ -237,19 +237,22 @@ def test_a_stalled_body_is_closed_by_the_idle_timeout(
     assert not any(r.path == "/api/chat" for r in upstream.requests)
 
 
-def test_connections_beyond_the_limit_get_503_and_are_closed(
-        guarded_endpoint: Callable[..., EndpointServer]) -> None:
-    ep = guarded_endpoint(max_connections=20, header_timeout=5)
-    host, port = ep.url.removeprefix("http://").rsplit(":", 1)
-    idle = [socket.create_connection((host, int(port)), timeout=5) for _ in range(20)]
+def test_connections_beyond_the_limit_get_503_when_every_one_is_doing_work(
+        guarded_endpoint: Callable[..., EndpointServer], upstream: OllamaStandIn) -> None:
+    # (connections that are only sending their request, or idle, are shed first instead:
+    # tests/security/test_slow_requests.py)
+    ep = guarded_endpoint(max_connections=20, upstream_per_model=20)
+    busy = [raw_request(ep.url, "/api/chat", {
+        "model": "standin-slow", "messages": [{"role": "user", "content": "hold on"}]})
+        for _ in range(20)]
     try:
-        wait_until(lambda: len(ep._thread._server.server_state.connections) == 20, 5,
-                   "the endpoint holds 20 connections")
+        wait_until(lambda: upstream.slow_waiting == 20, 10, "20 requests wait on the model")
+        host, port = ep.url.removeprefix("http://").rsplit(":", 1)
         with socket.create_connection((host, int(port)), timeout=5) as extra:
             answer = closed_by_server(extra, 3)
         assert answer.startswith(b"HTTP/1.1 503") and b"too many open connections" in answer
     finally:
-        for s in idle:
+        for s in busy:
             s.close()
 
     def serves() -> bool:
@@ -259,6 +262,7 @@ def test_connections_beyond_the_limit_get_503_and_are_closed(
             return False
 
     wait_until(serves, 5, "the endpoint serves again once connections close")
+    wait_until(lambda: upstream.slow_waiting == 0, 10, "the held requests are cancelled")
 
 
 def test_every_limit_is_declared_with_help_and_documented() -> None:

@@ -178,6 +178,8 @@ def checkpoint(ledger: Ledger, attempts: int = 20) -> bool:
         from .pg import vacuum
 
         return vacuum(ledger.readers)  # type: ignore[arg-type]
+    if ledger.read_only:  # e.g. stopped by a -shm fault: a new connection would map it
+        return False
     try:
         conn = connect(ledger.path)
     except EngineError as e:

@@ -27,7 +27,7 @@ from .journal import Journal
 from .keys import key_label, make_key
 from .protocol import Readers, Writer
 from .schema import COLUMNS, row_to_assertion
-from .sqlite import ReadOnlyWriter, open_store
+from .sqlite import open_store
 from .sqlite_errors import scalar
 from .transaction import IndexUpdate, WriteContext
 
@@ -117,7 +117,9 @@ class Ledger:
 
     @property
     def read_only_reason(self) -> str | None:
-        return self.writer.reason if isinstance(self.writer, ReadOnlyWriter) else None
+        if not self.writer.read_only:
+            return None
+        return getattr(self.writer, "reason", None) or None  # opened so, or stopped since
 
     def check_writable(self) -> None:
         self.writer.check()

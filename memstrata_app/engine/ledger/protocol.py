@@ -25,7 +25,9 @@ class Writer(Protocol):
     """The ledger's one writer: each job runs in one transaction on the writer's thread;
     `before_commit(conn, result)` runs inside it, just before COMMIT."""
 
-    read_only: bool
+    @property
+    def read_only(self) -> bool: ...  # opened so, or stopped since (a -shm fault: health.py)
+
     # True where other clients write the same ledger and a change feed says what they
     # changed (PostgreSQL); False where another process's write means a reload (SQLite)
     incremental: bool

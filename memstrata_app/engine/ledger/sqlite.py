@@ -6,12 +6,14 @@ Faults, and what each does (docs/SECURITY.md, "Ledger faults"):
   caller's thread) and any SQLite corruption report marks the ledger damaged; from then on
   every write fails with StoreCorrupt (what happened, what to do) and reads go on;
 - a newer schema: read through a read-only connection before anything may change the file;
-- a file or folder we can't write: opened read-only (reads work, writes raise StoreReadOnly).
+- a file or folder we can't write: opened read-only (reads work, writes raise StoreReadOnly);
+- the -shm file truncated, replaced or made unwritable while mapped (which would end the
+  process with SIGBUS): found before each use of a connection (health.py); writes stop,
+  connections reopen for reading.
 """
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 import queue
@@ -25,8 +27,9 @@ import apsw
 import sqlite_vec
 
 from ..types import EngineError, StoreCorrupt, StoreReadOnly
+from .health import Health
 from .schema import SCHEMA_VERSION, migrate, newer_schema
-from .sqlite_errors import KNOWN_ERRORS, corrupt_message, read_only_message, scalar, translate
+from .sqlite_errors import KNOWN_ERRORS, read_only_message, scalar, translate
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -126,30 +129,6 @@ def unwritable(path: Path, exists: bool) -> str | None:
     return None
 
 
-class Health:
-    """What this process has learnt about the file: once SQLite reports it damaged (the
-    writer's check, or any read or write), writes are refused."""
-
-    def __init__(self, path: Path):
-        self.path = path
-        self.corrupt: str | None = None  # the message, once damaged
-
-    def mark_corrupt(self, detail: str) -> None:
-        if self.corrupt is None:
-            log.warning("the ledger %s is damaged (%s); writes are refused", self.path, detail)
-            self.corrupt = corrupt_message(self.path, detail)
-
-    def translate(self, e: Exception) -> EngineError:
-        if isinstance(e, apsw.CorruptError):
-            self.mark_corrupt(str(e))
-            return StoreCorrupt(self.corrupt or str(e))  # the check's detail, when it has one
-        return translate(e, self.path)
-
-    def check(self) -> None:
-        if self.corrupt is not None:
-            raise StoreCorrupt(self.corrupt)
-
-
 class Writer:
     """The one thread that owns the write connection: jobs in through a queue, futures out.
 
@@ -166,7 +145,6 @@ class Writer:
 
     _STOP = object()
     _VERIFY = object()
-    read_only = False
     incremental = False  # readers of another process reload the index (no change feed)
 
     def __init__(self, path: Path, health: Health | None = None, *, verify: bool = True):
@@ -191,6 +169,15 @@ class Writer:
             raise self._error
         self._checkpointer.start()
 
+    @property
+    def read_only(self) -> bool:
+        """False, until the -shm file changes under the map (health.py): then writes stop."""
+        return self.health.fault is not None
+
+    @property
+    def reason(self) -> str:
+        return self.health.fault_reason
+
     def _on_wal(self, _conn: apsw.Connection, _db: str, pages: int) -> int:
         if pages >= CHECKPOINT_PAGES:
             self._checkpoint_due.set()
@@ -200,7 +187,7 @@ class Writer:
         """Copies the WAL back into the database off the writer's thread (PASSIVE: it never
         blocks the writer or readers), so a commit never pays for a checkpoint."""
         try:
-            conn = connect(self.path)
+            conn = self.health.opened(connect(self.path))
         except EngineError as e:
             log.warning("no background checkpoints: %s", e)
             return
@@ -209,11 +196,14 @@ class Writer:
             self._checkpoint_due.clear()
             if self._stopping:
                 break
+            self.health.guard()
+            if self.health.fault is not None:
+                break
             try:
                 conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
             except KNOWN_ERRORS as e:  # the next commit asks again
                 log.info("checkpoint deferred: %s", e)
-        conn.close()
+        self.health.close(conn)
 
     def _verify(self, conn: apsw.Connection, *, interruptible: bool = True) -> None:
         """`PRAGMA quick_check(1)`: every page's structure, not index contents. A damaged
@@ -246,7 +236,7 @@ class Writer:
 
     def _run(self) -> None:
         try:
-            conn = connect(self.path)
+            conn = self.health.opened(connect(self.path))
             if conn.readonly("main"):  # SQLite fell back to read-only (no write permission)
                 conn.close()
                 reason = "SQLite could open it for reading only"
@@ -254,6 +244,7 @@ class Writer:
             migrate(conn, self.path)
             conn.execute("PRAGMA wal_autocheckpoint=0")
             conn.set_wal_hook(self._on_wal)
+            self.health.guard()  # the -shm file as it is now is the one to watch
         except BaseException as e:  # reported to the opener
             self._error = e
             self._ready.set()
@@ -263,12 +254,16 @@ class Writer:
             item = self._queue.get()
             if item is self._STOP:
                 break
+            self.health.guard()
             if item is self._VERIFY:
-                if not self._verified:
+                if not self._verified and self.health.fault is None:
                     self._verify(conn)
                 continue
             job, fut, after = item
             if not fut.set_running_or_notify_cancel():
+                continue
+            if self.health.fault is not None:  # the -shm file changed: no more writes
+                fut.set_exception(self.health.fault_error())
                 continue
             if not self._verified:  # not announced, or interrupted by a close
                 self._verify(conn, interruptible=False)
@@ -295,11 +290,12 @@ class Writer:
         self._stopping = True
         self._checkpoint_due.set()
         self._checkpointer.join()
-        try:
-            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # leave a compact file behind
-        except KNOWN_ERRORS as e:
-            log.info("final checkpoint skipped: %s", e)
-        conn.close()
+        if self.health.fault is None:
+            try:
+                conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # leave a compact file behind
+            except KNOWN_ERRORS as e:
+                log.info("final checkpoint skipped: %s", e)
+        self.health.close(conn)
 
     def record_changes(self, conn: apsw.Connection, ids: Sequence[int], gen: int) -> None:
         """A team ledger's change feed (pg.py); one file needs none."""
@@ -366,7 +362,10 @@ class ReadOnlyWriter:
 
 
 class Readers:
-    """One read connection per thread (WAL lets readers run beside the writer)."""
+    """One read connection per thread (WAL lets readers run beside the writer).
+
+    After the -shm file changed under the map (health.py) each thread's connection is
+    replaced by a read-only one, opened once every older connection has closed."""
 
     def __init__(self, path: Path, health: Health | None = None, *, read_only: bool = False):
         self.path = path
@@ -378,13 +377,21 @@ class Readers:
         self._closed = False
 
     def conn(self) -> apsw.Connection:
+        self.health.guard()
         c = getattr(self._local, "conn", None)
+        if c is not None and not self.health.current(c):
+            self.health.close(c)  # opened before a -shm finding (this thread's own: idle)
+            c = self._local.conn = None
         if c is None:
             if self._closed:
                 raise EngineError("the ledger is closed")
-            c = connect(self.path, read_only=self.read_only)
+            faulted = self.health.fault is not None
+            if faulted:
+                self.health.wait_stale()
+            c = self.health.opened(connect(self.path, read_only=self.read_only or faulted))
             self._local.conn = c
             with self._lock:
+                self._all = [x for x in self._all if self.health.current(x)]
                 self._all.append(c)
         return c
 
@@ -398,8 +405,7 @@ class Readers:
         with self._lock:
             self._closed = True
             for c in self._all:
-                with contextlib.suppress(apsw.Error):
-                    c.close()
+                self.health.close(c)
             self._all.clear()
 
 
