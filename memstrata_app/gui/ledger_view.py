@@ -379,7 +379,8 @@ class LedgerView(QWidget):
     def _open_timeline(self) -> None:
         a = self.selected()
         if a is not None and a.subject and a.relation:
-            self._state.pick_key(a.subject, a.relation, getattr(a, "space", None))
+            self._state.pick_key(a.subject, a.relation, getattr(a, "space", None),
+                                 getattr(a, "context", None))
 
     def shutdown(self) -> None:
         self._search_timer.stop()
