@@ -69,10 +69,7 @@ def fill_recent(win: Any) -> None:
         act.setCheckable(True)
         act.setChecked(path == current)
         act.triggered.connect(lambda _c=False, p=path: win.switch_ledger(p))
-    if not items:
-        none = menu.addAction("(none yet)")
-        none.setEnabled(False)
-    menu.setEnabled(True)
+    menu.setEnabled(bool(items))
 
 
 def _memory_menu(win: Any) -> None:
@@ -133,7 +130,7 @@ def _help_menu(win: Any) -> None:
     docs.setToolTip("Open the README: what MemStrata does, set-up, connecting tools")
     docs.triggered.connect(lambda: open_doc(win, "readme"))
     m.addAction(docs)
-    guide = _action(win, "The &app guide")
+    guide = _action(win, "The &app guide", "Shift+F1")
     guide.setToolTip("Open docs/APP.md: every view of this window")
     guide.triggered.connect(lambda: open_doc(win, "app"))
     m.addAction(guide)
@@ -143,9 +140,9 @@ def _help_menu(win: Any) -> None:
         win.data_dialog = DataPlacesDialog(win.client.engine, win)
         win.data_dialog.open()
 
-    where = _action(win, "&Where my data lives")
+    where = _action(win, "&Where my data lives", "Ctrl+Shift+D")
     where.triggered.connect(places)
     m.addAction(where)
-    about = _action(win, "A&bout MemStrata")
+    about = _action(win, "A&bout MemStrata", "Ctrl+Shift+F1")
     about.triggered.connect(lambda: show_about(win, win.client.engine))
     m.addAction(about)

@@ -224,6 +224,7 @@ class NoticeArea(QWidget):
         order = [k for k in KINDS if k in self.banners]
         self._layout.insertWidget(order.index(notice.kind), banner)
         self.setVisible(True)
+        banner.show()  # now, not at the next turn of the event loop
         self.changed.emit()
         return banner
 

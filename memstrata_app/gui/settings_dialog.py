@@ -176,7 +176,8 @@ class SettingsDialog(QDialog):
             editor.setGroupSeparatorShown(False)
             editor.setCorrectionMode(QAbstractSpinBox.CorrectionMode.CorrectToPreviousValue)
             editor.setMinimumWidth(140)
-            editor.lineEdit().textEdited.connect(lambda _t, n=name: self._validate(n))
+            editor.lineEdit().textChanged.connect(lambda _t, n=name: self._validate(n))
+            editor.valueChanged.connect(lambda _v, n=name: self._validate(n))  # set, not typed
             editor.editingFinished.connect(lambda n=name: self._validate(n))
             return editor, _left(editor)
         if f.kind == "choice":
