@@ -28,6 +28,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import screenshot_dialogs as dialogs  # beside this script (sys.path[0])
+
 log = logging.getLogger("screenshots")
 OUT = Path(__file__).resolve().parent.parent / "docs" / "screenshots"
 STORIES = Path(__file__).resolve().parent.parent / "memstrata_app" / "bench" / "data" / "stories"
@@ -118,10 +120,14 @@ def wait(app: Any, cond: Callable[[], bool], timeout: float = 30.0) -> None:
 
 
 def save(widget: Any, name: str) -> None:
+    save_pixmap(widget.grab(), name)
+
+
+def save_pixmap(pixmap: Any, name: str) -> None:
     from PySide6.QtGui import QImage
 
     path = OUT / name
-    image = widget.grab().toImage()
+    image = pixmap.toImage()
     image.save(str(path), "PNG", 0)  # 0: smallest file (strongest zlib level)
     if path.stat().st_size > 300_000:  # 15-bit colour: the same to the eye, a third smaller
         image = image.convertToFormat(QImage.Format.Format_RGB555)
@@ -285,10 +291,6 @@ def retrieve(engine: Any, q: str) -> Any:
     return engine.retrieve(q, 5)
 
 
-def has_message(dlg: Any) -> bool:
-    return bool(dlg.message.text())
-
-
 def pick_superseded(ledger: Any) -> int:
     """The row of a superseded value (a detail pane with a chain to show)."""
     rows = [r for r in range(ledger.model.rowCount())
@@ -301,9 +303,10 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--out", type=Path, default=OUT)
     p.add_argument("--home", type=Path, help="reuse this data folder (seeded on first use)")
-    p.add_argument("--only", help="comma-separated groups to shoot: empty, ledger, timeline, "
-                                  "review, query, ingest, latency, latency_split, audit, "
-                                  "models, tray, settings (default: all)")
+    p.add_argument("--only", help="comma-separated groups to shoot: empty, latency_one, ledger, "
+                                  "timeline, context, review, query, ingest, latency, "
+                                  "latency_split, audit, models, tray, settings, notices, "
+                                  "connect, data_places, import_report (default: all)")
     args = p.parse_args()
     only = set(args.only.split(",")) if args.only else None
 
@@ -339,6 +342,8 @@ def main() -> int:
         empty.show()
         wait(app, lambda: empty.ledger.stack.currentWidget() is empty.ledger.empty_hint, 60)
         variants(app, empty, "empty")
+        if wanted("latency_one"):
+            dialogs.latency_one_shots(app, empty, variants, wait)
         empty.shutdown()
         empty.hide()
 
@@ -369,6 +374,8 @@ def main() -> int:
 
     if wanted("timeline"):
         timeline_shots(app, win, picked)
+    if wanted("context"):
+        dialogs.context_shots(app, win, variants, wait)
     if wanted("review"):
         review_shots(app, win)
     if wanted("query"):
@@ -401,7 +408,15 @@ def main() -> int:
     if wanted("tray"):
         save(tray_sheet(win), "tray.png")
     if wanted("settings"):
-        settings_shots(app, win, settings)
+        dialogs.settings_shots(app, win, save_pixmap, wait)
+    if wanted("notices"):
+        dialogs.notices_shots(app, win, variants, wait)
+    if upstream is not None and wanted("connect"):
+        dialogs.connect_shots(app, win, save_pixmap, wait)
+    if wanted("data_places"):
+        dialogs.data_shots(app, win, save_pixmap, wait)
+    if wanted("import_report"):
+        dialogs.import_report_shots(app, win, home, save_pixmap, wait)
     apply_theme(app, "light")
 
     win.shutdown()
@@ -447,24 +462,6 @@ def audit_shots(app: Any, win: Any) -> None:
     audit = win.audit
     shown = next((i for i, e in enumerate(audit.entries) if e.get("filtered")), 0)
     variants(app, win, "audit", lambda: audit.table.selectRow(shown))
-
-
-def settings_shots(app: Any, win: Any, settings: Any) -> None:
-    from memstrata_app.gui.settings_dialog import SettingsDialog
-    from memstrata_app.gui.style import apply_theme
-
-    for suffix, name, size in VARIANTS:
-        apply_theme(app, name)
-        dlg = SettingsDialog(settings, win)
-        if size[0] == 800:  # the dialog sizes itself to its content on a large screen
-            dlg.resize(780, 560)
-        dlg.show()
-        dlg.set_value("endpoint_port", "80")
-        dlg.set_value("ollama_url", "localhost:11434")
-        dlg.save()
-        wait(app, functools.partial(has_message, dlg))
-        save(dlg, f"settings{suffix}.png")
-        dlg.reject()
 
 
 if __name__ == "__main__":

@@ -214,6 +214,17 @@ class ConnectDialog(QDialog):
             self.model.addItem(name)
         m_label = QLabel("&Model:")
         m_label.setBuddy(self.model)
+        self.space = QComboBox()
+        self.space.setObjectName("connect_space")
+        self.space.setToolTip("The space the request reads (sent as X-Memstrata-Space, as a "
+                              "tool would): its facts and the global ones")
+        names = ["global", *(n for n in getattr(win.spaces, "counts", {}) if n != "global")]
+        for name in dict.fromkeys(names):
+            self.space.addItem(name)
+        if win.state.space:
+            self.space.setCurrentText(win.state.space)
+        s_label = QLabel("S&pace:")
+        s_label.setBuddy(self.space)
         self.send = QPushButton("Send a test &request")
         self.send.setObjectName("connect_send")
         self.send.setToolTip("Send the question through the running endpoint (Ollama's "
@@ -222,6 +233,8 @@ class ConnectDialog(QDialog):
         test_row = QHBoxLayout()
         test_row.addWidget(q_label)
         test_row.addWidget(self.question, 3)
+        test_row.addWidget(s_label)
+        test_row.addWidget(self.space)
         test_row.addWidget(m_label)
         test_row.addWidget(self.model, 1)
         test_row.addWidget(self.send)
@@ -323,7 +336,7 @@ class ConnectDialog(QDialog):
         url = str(self.endpoint.url)
         question = self.question.text().strip() or DEFAULT_QUESTION
         model = self.model.currentText().strip() or "llama3.2"
-        space = self.win.state.space
+        space = self.space.currentText() or None
         bridge = self._bridge
         self.send.setEnabled(False)
         self.block.clear()
@@ -395,7 +408,8 @@ class ConnectDialog(QDialog):
                 f"endpoint injected {facts}{where}.")
 
     def focus_chain(self) -> list[QWidget]:
-        return [self.tool, self.copy_snippet, self.question, self.model, self.send, self.block]
+        return [self.tool, self.copy_snippet, self.question, self.space, self.model, self.send,
+                self.block]
 
     def done(self, r: int) -> None:
         with contextlib.suppress(RuntimeError, TypeError):

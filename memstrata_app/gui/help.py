@@ -149,7 +149,8 @@ class DataPlacesDialog(QDialog):
         buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)
         layout.addWidget(muted("Nothing leaves this machine. A backup is a copy of the ledger "
-                               "file taken while MemStrata is closed, or `memstrata export`."))
+                               "file taken while MemStrata is closed, or what <code>memstrata "
+                               "export</code> writes."))
         layout.addLayout(grid)
         layout.addStretch(1)
         layout.addWidget(buttons)

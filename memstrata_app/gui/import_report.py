@@ -11,7 +11,7 @@ from datetime import datetime
 from typing import Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QGuiApplication
+from PySide6.QtGui import QFontDatabase, QGuiApplication
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QLabel,
+    QPlainTextEdit,
     QPushButton,
     QTableWidget,
     QTableWidgetItem,
@@ -35,7 +36,7 @@ from ..understood import (
     quote,
     render,
 )
-from .style import fmt_time, muted, themed_status_color
+from .style import fmt_time, muted, on_resize, themed_status_color
 
 HEADERS = ("Line", "Said at", "Outcome", "Key and value", "What happened", "Sentence")
 # The action words that change what memory holds: a value retired, or a proposal for review.
@@ -187,11 +188,24 @@ class ImportReport(QDialog):
         self.table.setAlternatingRowColors(True)
         self.table.setWordWrap(False)
         self.table.setTabKeyNavigation(False)
+        self.table.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        header.setStretchLastSection(True)
-        for col, w in enumerate((48, 130, 100, 260, 320)):
+        header.setSectionResizeMode(4, QHeaderView.ResizeMode.Stretch)  # what happened
+        header.setStretchLastSection(False)
+        for col, w in ((0, 44), (1, 124), (2, 96), (3, 230), (5, 280)):
             self.table.setColumnWidth(col, w)
+        on_resize(self.table.viewport(), self._fit_columns)
+        self.table.itemSelectionChanged.connect(self._show_selected)
+        self.detail = QPlainTextEdit()
+        self.detail.setObjectName("import_detail")
+        self.detail.setReadOnly(True)
+        self.detail.setTabChangesFocus(True)
+        self.detail.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
+        self.detail.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self.detail.setPlaceholderText("Select a statement: how it was read, as `memstrata "
+                                       "ingest` prints it.")
+        self.detail.setFixedHeight(self.detail.fontMetrics().lineSpacing() * 5 + 14)
         self.copy_button = QPushButton("&Copy the report")
         self.copy_button.setObjectName("copy_import_report")
         self.copy_button.setToolTip("Copy the statements shown, as `memstrata ingest` prints "
@@ -200,13 +214,14 @@ class ImportReport(QDialog):
         close = QPushButton("Close")
         close.clicked.connect(self.accept)
         buttons = QHBoxLayout()
-        buttons.addWidget(muted("Hover a row for how each sentence was read."), 1)
+        buttons.addStretch(1)
         buttons.addWidget(self.copy_button)
         buttons.addWidget(close)
         layout = QVBoxLayout(self)
         layout.addWidget(self.summary)
         layout.addLayout(top)
         layout.addWidget(self.table, 1)
+        layout.addWidget(self.detail)
         layout.addLayout(buttons)
         self.resize(1100, 560)
         if run.cancelled or any(r.changed for r in self.all_rows):
@@ -214,7 +229,22 @@ class ImportReport(QDialog):
         self._fill()
 
     def focus_chain(self) -> list[QWidget]:
-        return [self.filter, self.table, self.copy_button]
+        return [self.filter, self.table, self.detail, self.copy_button]
+
+    def _fit_columns(self) -> None:
+        """Narrow: the sentence gives way (it is in the detail below, and in the copy)."""
+        self.table.setColumnHidden(5, self.table.viewport().width() < 1000)
+        self.table.setColumnHidden(1, self.table.viewport().width() < 640)
+
+    def _show_selected(self) -> None:
+        rows = self.table.selectionModel().selectedRows()
+        if not rows or rows[0].row() >= len(self.shown):
+            self.detail.clear()
+            return
+        r = self.shown[rows[0].row()]
+        when = f" (said {fmt_time(r.at)})" if r.at else ""
+        self.detail.setPlainText("\n".join([f"line {r.line}{when}", *render(
+            [r.outcome], old_values=self.run.old_values, judged=True)]))
 
     def set_filter(self, which: str) -> None:
         self.filter.setCurrentIndex(next(i for i, (_l, w) in enumerate(FILTERS) if w == which))
@@ -243,6 +273,9 @@ class ImportReport(QDialog):
         total = len(self.all_rows)
         self.count.setText(f"{len(self.shown):,} of {total:,} sentence{'s' if total != 1 else ''}"
                            if which != "all" else f"{total:,} sentence{'s' if total != 1 else ''}")
+        if self.shown:
+            self.table.selectRow(0)
+        self._show_selected()
 
     def text(self) -> str:
         return report_text(self.shown, self.run)

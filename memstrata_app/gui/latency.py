@@ -265,7 +265,8 @@ class LatencyView(QWidget):
             self._percentile_lines(p50, p95)
             counts, edges = np.histogram(ms, bins=min(40, max(5, len(ms) // 4)))
             self._histogram(edges, counts)
-            self.stats.setText(f"{len(ms)} samples · p50 {p50:.1f} ms · p95 {p95:.1f} ms · "
+            plural = "s" if len(ms) != 1 else ""
+            self.stats.setText(f"{len(ms)} sample{plural} · p50 {p50:.1f} ms · p95 {p95:.1f} ms · "
                                f"last {ms[-1]:.1f} ms")
         else:
             self.points.setData([], [])

@@ -10,12 +10,21 @@ from typing import Any
 
 from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtGui import QColor, QPalette
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QBoxLayout,
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from .style import blend, is_dark
 
 Action = tuple[str, Callable[[], None]]  # (button text, what it does)
 KINDS = ("ledger", "endpoint", "embedder", "ollama")  # top to bottom: the worst first
+WIDE = 1300  # a banner this wide keeps its buttons beside the words, else under them
 
 
 @dataclass(frozen=True)
@@ -43,11 +52,9 @@ def endpoint_failed(message: str, port: int | str) -> Notice:
     if "already in use" in low:
         return Notice(
             "endpoint", f"The endpoint could not start: port {port} is already in use.",
-            f"Another program listens on 127.0.0.1:{port} (another MemStrata, "
-            f"{_code('memstrata serve')}, or an Ollama started with that port). Stop it, or "
-            f"choose another port in <b>Settings → Endpoint port</b> and point your tools at "
-            f"the new address (Memory → Connect a tool… shows it). Then start the endpoint "
-            f"again (Memory → Local endpoint, Ctrl+Shift+P).",
+            f"Another program listens there (another MemStrata, {_code('memstrata serve')} or "
+            "Ollama). Stop it, or choose another port in <b>Settings → Endpoint port</b> and "
+            "point your tools at the new address (Memory → Connect a tool…).",
             f"Endpoint not started: port {port} is in use — choose another in Settings",
             ("settings", "retry"), extra={"port": port})
     if "is this endpoint itself" in low:
@@ -130,14 +137,13 @@ def ledger_failed(exc: BaseException) -> Notice:
 
 def ollama_unreachable(url: str, endpoint_on: bool) -> Notice:
     """Ollama does not answer at the URL the endpoint forwards to."""
-    tools = ("the endpoint forwards your tools' chats to it, so they get errors until it runs"
-             if endpoint_on else "the endpoint would forward your tools' chats to it")
+    tools = ("Your tools' chats through the endpoint fail until it runs; memory itself works."
+             if endpoint_on else "What needs it waits until it runs; memory itself works.")
     return Notice(
         "ollama", f"Ollama is not running at {url}.",
-        f"Memory itself works without it, but {tools}. Start it with {_code('ollama serve')} "
-        "(or open the Ollama app; on Linux the installer runs it as a service: "
-        f"{_code('systemctl start ollama')}). If it runs elsewhere, set <b>Settings → Ollama "
-        f"URL</b> (or {_code('OLLAMA_HOST')}). The Models tab (Ctrl+8) says how to install it.",
+        f"{tools} Start it with {_code('ollama serve')} (or the Ollama app; on Linux "
+        f"{_code('systemctl start ollama')}), or set <b>Settings → Ollama URL</b> if it runs "
+        "elsewhere. The Models tab (Ctrl+8) says how to install it.",
         f"Ollama is not running at {url} — start it with `ollama serve` or set its URL",
         ("retry", "settings", "copy:ollama serve"), severity="warning", extra={"url": url})
 
@@ -164,12 +170,14 @@ class NoticeBanner(QFrame):
         self.label.setWordWrap(True)
         self.label.setTextFormat(Qt.TextFormat.RichText)
         self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        row = QHBoxLayout(self)
-        row.setContentsMargins(10, 6, 6, 6)
-        row.addWidget(self.label, 1)
+        self._layout = QBoxLayout(QBoxLayout.Direction.LeftToRight, self)
+        self._layout.setContentsMargins(10, 5, 6, 5)
+        self._layout.setSpacing(4)
+        self._layout.addWidget(self.label, 1)
         self.buttons: dict[str, QPushButton] = {}
-        box = QVBoxLayout()
+        box = QHBoxLayout()  # the buttons in one row: beside the words, or under them
         box.setSpacing(4)
+        box.addStretch(1)
         for text, slot in actions:
             b = QPushButton(text)
             b.clicked.connect(slot)
@@ -179,9 +187,15 @@ class NoticeBanner(QFrame):
         self.dismiss_button.setObjectName("notice_dismiss")
         self.dismiss_button.setToolTip("Hide this message (it comes back if it happens again)")
         box.addWidget(self.dismiss_button)
-        box.addStretch(1)
-        row.addLayout(box)
+        self._layout.addLayout(box)
         self._recolor()
+
+    def resizeEvent(self, event: Any) -> None:
+        wide = self.width() >= WIDE
+        want = QBoxLayout.Direction.LeftToRight if wide else QBoxLayout.Direction.TopToBottom
+        if self._layout.direction() != want:
+            self._layout.setDirection(want)
+        super().resizeEvent(event)
 
     def _recolor(self) -> None:
         from .style import _palette

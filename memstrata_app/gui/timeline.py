@@ -189,6 +189,7 @@ class TimelineView(QWidget):
                 self.keys.blockSignals(True)
                 self.keys.setCurrentRow(i)
                 self.keys.blockSignals(False)
+                self.keys.scrollToItem(self.keys.item(i))  # came from the ledger: in view
         self.drawn.emit()
 
     def _fill_table(self) -> None:

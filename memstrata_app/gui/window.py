@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from . import recent
+from . import recent, switching
 from .asof import AsOfBar
 from .audit import AuditView
 from .dialogs import open_settings
@@ -153,6 +153,7 @@ class MainWindow(QMainWindow):
         self.client.warm.connect(lambda: self.engine_label.setText("Embedder ready"))
         self.client.error.connect(self._show_error)
         self.client.open_failed.connect(self._on_open_failed)
+        self.client.reopen_failed.connect(self._on_switch_failed)
         self.client.changed.connect(self._on_changed)
         self.ledger.model.loaded.connect(self._mark_interactive)
         self._on_endpoint_state()
@@ -213,39 +214,25 @@ class MainWindow(QMainWindow):
 
     def ledger_file(self) -> str:
         """The ledger file in use ("" for a team ledger or none)."""
-        path = getattr(self.client.engine, "path", None)
-        return str(Path(path).resolve()) if path else ""
+        return switching.ledger_file(self)
 
     def choose_ledger(self) -> None:
-        """File → Open ledger…: pick a ledger file (a new name creates one) and switch to it."""
-        from PySide6.QtWidgets import QFileDialog
-
-        start = self.ledger_file() or str(Path.home())
-        path, _ = QFileDialog.getOpenFileName(
-            self, "Open a ledger", start, "Ledgers (*.db *.sqlite *.sqlite3);;All files (*)")
-        if path:
-            self.switch_ledger(path)
+        """File → Open ledger…: pick a ledger file and switch to it."""
+        switching.choose_ledger(self)
 
     def switch_ledger(self, path: str | Path) -> None:
-        """Close this ledger and open the one at `path` on the worker; the views follow once
-        it is open. The endpoint, if it ran, moves to the new ledger."""
-        target = str(Path(path).expanduser().resolve())
-        if target == self.ledger_file():
-            self.statusBar().showMessage(f"{target} is the ledger in use", 5000)
-            return
-        if self.client.switching:
-            return
-        self._restart_endpoint = self.endpoint.running or self._restart_endpoint
-        self.endpoint.stop()  # it serves the old engine: stopped before that one closes
-        self.watcher.stop()
-        if self.latency is not None:  # charts of the old engine's metrics
-            self.bridge.close()
-            self.latency.setParent(None)
-            self.latency.deleteLater()
-            self.latency = self.bridge = None
-        self.engine_label.setText("Opening the ledger…")
-        self.statusBar().showMessage(f"Opening {target}…")
-        self.client.reopen(target)
+        """Open the ledger at `path` in place of this one (switching.py)."""
+        switching.switch_ledger(self, path)
+
+    def _on_switch_failed(self, _exc: BaseException) -> None:
+        """The other ledger did not open: this one stays, with what served it (the banner says
+        why, troubles.py)."""
+        self.engine_label.setText("Embedder ready" if self.client.is_warm else "")
+        self.watcher.watch(self.client.engine.metrics, self.client.worker_ident,
+                           self.client.engine)
+        if self._restart_endpoint:
+            self._restart_endpoint = False
+            self.endpoint.start()
 
     def _show_location(self) -> None:
         """Which ledger the app is on, in the status bar (elided; the full text in a tooltip)."""
@@ -259,7 +246,7 @@ class MainWindow(QMainWindow):
         self.read_only_banner.setText(
             f"<b>Read-only ledger</b> ({reason}). You can browse, replay and query it; "
             "ingest, import, review, forget and re-embed are off. To write, make the ledger "
-            "file and its folder writable and restart MemStrata.")
+            "file and its folder writable and open it again (File → Open ledger…).")
         self.read_only_banner.show()
         self.setWindowTitle("MemStrata (read-only)")
         self.ingest.setEnabled(False)

@@ -212,7 +212,6 @@ class EngineClient(QObject):
         if self._closing:
             return
         self.switching = True
-        self.is_warm = False
         self._reopen.emit(lambda: self.open_path(path))
 
     # --- submitting ---------------------------------------------------------------------------
@@ -274,6 +273,7 @@ class EngineClient(QObject):
             return
         self.engine = engine
         self.open_error = None
+        self.is_warm = False  # the new engine's embedder loads next (the window asks)
         self.ready.emit()
 
     @Slot(object)

@@ -94,6 +94,7 @@ def test_open_ledger_switches_the_app_and_remembers_it(qtbot: Any, two: tuple[Pa
         win.switch_ledger(bad)
     assert "ledger" in win.notices.banners
     assert win.ledger_file() == str(b.resolve())
+    assert win.engine_label.text() != "Opening the ledger…"
     assert texts(win) == ["Node version is 20.", "The blog runs on hugo."]
 
     with qtbot.waitSignal(win.client.ready, timeout=30000):
@@ -115,6 +116,14 @@ def test_the_endpoint_follows_the_app_to_the_other_ledger(qtbot: Any, two: tuple
     qtbot.waitUntil(lambda: win.endpoint.running, timeout=20000)
     with qtbot.waitSignal(win.client.ready, timeout=30000):
         win.switch_ledger(b)
+    qtbot.waitUntil(lambda: win.endpoint.running, timeout=30000)
+    assert win.endpoint.server.engine is win.client.engine
+    assert str(win.client.engine.path) == str(b)
+    # a ledger that cannot be opened: the app stays on b, and so does the endpoint
+    bad = b.parent / "damaged.db"
+    bad.write_bytes(b"not a ledger at all" * 200)
+    with qtbot.waitSignal(win.client.reopen_failed, timeout=30000):
+        win.switch_ledger(bad)
     qtbot.waitUntil(lambda: win.endpoint.running, timeout=30000)
     assert win.endpoint.server.engine is win.client.engine
     assert str(win.client.engine.path) == str(b)
