@@ -66,6 +66,8 @@ def dialog_variants(app: Any, win: Any, make: Callable[[], Any], name: str, save
         dlg.show()
         if natural is not None:
             dlg.resize(*natural)
+        dlg.resize(min(dlg.width(), int(size[0] * 0.94)), min(dlg.height(), int(size[1] * 0.92)))
+        wait(app, lambda: True)  # at its final size before it is prepared (scrolled, filled)
         if prepare is not None:
             prepare(dlg)
         wait(app, lambda: True)
@@ -118,6 +120,7 @@ def notices_shots(app: Any, win: Any, variants: Any, wait: Any) -> None:
         win.notices.dismiss(kind)
     t.endpoint_problem = None
     win.show_endpoint_state()
+    win.statusBar().clearMessage()
     if running:
         win.endpoint.start()
         wait(app, lambda: win.endpoint.running, 30)
@@ -212,7 +215,9 @@ def context_shots(app: Any, win: Any, variants: Any, wait: Any) -> None:
     win.timeline.drawn.connect(lambda: drawn.append(1))
     ledger.detail.timeline_button.click()
     wait(app, lambda: bool(drawn) and len(win.timeline.canvas.rows) >= 2)
-    variants(app, win, "context_timeline")
+    keys = win.timeline.keys
+    variants(app, win, "context_timeline",
+             lambda: keys.scrollToItem(keys.currentItem()) if keys.currentItem() else None)
 
 
 def latency_one_shots(app: Any, win: Any, variants: Any, wait: Any) -> None:

@@ -108,7 +108,8 @@ class AuditView(QWidget):
                             "request it serves is logged here: which facts it injected, which "
                             "stale facts it left out and which row retired them, and the "
                             "settings in force. The log keeps row ids and a hash of the "
-                            "question, never text (setting <i>audit_log_days</i>).</p>")
+                            "question, never text (Settings → <i>Keep the request log</i>)."
+                            "</p>")
         self.empty.setObjectName("audit_empty")
         self.empty.setWordWrap(True)
         self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)

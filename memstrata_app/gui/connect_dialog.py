@@ -158,7 +158,8 @@ class ConnectDialog(QDialog):
         state_row.addWidget(self.start_button)
 
         grid = QGridLayout()
-        grid.setColumnStretch(1, 1)
+        grid.setColumnStretch(1, 3)
+        grid.setColumnStretch(3, 2)
         self.address_fields: dict[str, QLineEdit] = {}
         self._address_notes: list[QLabel] = []
         for i, b in enumerate(base_urls(self.port)):
@@ -170,11 +171,13 @@ class ConnectDialog(QDialog):
             copy = QPushButton("Copy")
             copy.setToolTip(f"Copy the {b.api} address")
             copy.clicked.connect(lambda _c=False, f=field_: self._copy(f.text()))
-            note = muted(b.note)
-            grid.addWidget(name, 2 * i, 0)
-            grid.addWidget(field_, 2 * i, 1)
-            grid.addWidget(copy, 2 * i, 2)
-            grid.addWidget(note, 2 * i + 1, 1, 1, 2)
+            note = muted(b.note)  # beside the address: one row per API
+            field_.setToolTip(b.note)
+            field_.setMinimumWidth(180)
+            grid.addWidget(name, i, 0)
+            grid.addWidget(field_, i, 1)
+            grid.addWidget(copy, i, 2)
+            grid.addWidget(note, i, 3)
             self.address_fields[b.api] = field_
             self._address_notes.append(note)
 
@@ -198,6 +201,7 @@ class ConnectDialog(QDialog):
         tool_row = QHBoxLayout()
         tool_row.addWidget(tool_label)
         tool_row.addWidget(self.tool, 1)
+        tool_row.addWidget(self.where, 2)
         tool_row.addWidget(self.copy_snippet)
 
         self.question = QLineEdit(DEFAULT_QUESTION)
@@ -219,8 +223,8 @@ class ConnectDialog(QDialog):
         self.space.setToolTip("The space the request reads (sent as X-Memstrata-Space, as a "
                               "tool would): its facts and the global ones")
         names = ["global", *(n for n in getattr(win.spaces, "counts", {}) if n != "global")]
-        for name in dict.fromkeys(names):
-            self.space.addItem(name)
+        for space in dict.fromkeys(names):
+            self.space.addItem(space)
         if win.state.space:
             self.space.setCurrentText(win.state.space)
         s_label = QLabel("S&pace:")
@@ -238,10 +242,10 @@ class ConnectDialog(QDialog):
         test_row.addWidget(m_label)
         test_row.addWidget(self.model, 1)
         test_row.addWidget(self.send)
-        self.result = QLabel()
-        self.result.setObjectName("connect_result")
-        self.result.setWordWrap(True)
-        self.result.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.outcome_line = QLabel()
+        self.outcome_line.setObjectName("connect_result")
+        self.outcome_line.setWordWrap(True)
+        self.outcome_line.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.block = QPlainTextEdit()
         self.block.setObjectName("connect_block")
         self.block.setReadOnly(True)
@@ -257,11 +261,10 @@ class ConnectDialog(QDialog):
         v.addLayout(grid)
         v.addWidget(heading("Configure a tool"))
         v.addLayout(tool_row)
-        v.addWidget(self.where)
         v.addWidget(self.snippet)
         v.addWidget(heading("Check it"))
         v.addLayout(test_row)
-        v.addWidget(self.result)
+        v.addWidget(self.outcome_line)
         v.addWidget(self.block, 1)
         scroll = QScrollArea()
         scroll.setWidget(body)
@@ -319,12 +322,12 @@ class ConnectDialog(QDialog):
         self.where.setText(f"Where: {t.where}")
         self.snippet.setPlainText(t.text(self.port))
         lines = t.text(self.port).count("\n") + 1
-        self.snippet.setFixedHeight(self.snippet.fontMetrics().lineSpacing() * min(lines, 12)
+        self.snippet.setFixedHeight(self.snippet.fontMetrics().lineSpacing() * min(lines, 14)
                                     + 14)
 
     def _copy(self, text: str) -> None:
         QGuiApplication.clipboard().setText(text)
-        self.result.setText("Copied to the clipboard.")
+        self.outcome_line.setText("Copied to the clipboard.")
 
     def _start_endpoint(self) -> None:
         self.endpoint.start()
@@ -340,7 +343,8 @@ class ConnectDialog(QDialog):
         bridge = self._bridge
         self.send.setEnabled(False)
         self.block.clear()
-        self.result.setText(f"Sending “{html.escape(question)}” to {html.escape(url)}/api/chat…")
+        self.outcome_line.setText(f"Sending “{html.escape(question)}” to "
+                                  f"{html.escape(url)}/api/chat…")
 
         def run() -> None:
             outcome = send_test_request(url, question, model, space)
@@ -367,7 +371,7 @@ class ConnectDialog(QDialog):
 
     def _finish(self, o: TestOutcome, note: str = "") -> None:
         self._refresh_state()
-        self.result.setText(self.words(o) + (f" {html.escape(note)}" if note else ""))
+        self.outcome_line.setText(self.words(o) + (f" {html.escape(note)}" if note else ""))
         if o.block:
             self.block.setPlainText(o.block)
         elif o.status:

@@ -205,7 +205,7 @@ class ImportReport(QDialog):
         self.detail.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self.detail.setPlaceholderText("Select a statement: how it was read, as `memstrata "
                                        "ingest` prints it.")
-        self.detail.setFixedHeight(self.detail.fontMetrics().lineSpacing() * 5 + 14)
+        self.detail.setFixedHeight(self.detail.fontMetrics().lineSpacing() * 6 + 14)
         self.copy_button = QPushButton("&Copy the report")
         self.copy_button.setObjectName("copy_import_report")
         self.copy_button.setToolTip("Copy the statements shown, as `memstrata ingest` prints "
@@ -233,8 +233,10 @@ class ImportReport(QDialog):
 
     def _fit_columns(self) -> None:
         """Narrow: the sentence gives way (it is in the detail below, and in the copy)."""
-        self.table.setColumnHidden(5, self.table.viewport().width() < 1000)
-        self.table.setColumnHidden(1, self.table.viewport().width() < 640)
+        w = self.table.viewport().width()
+        self.table.setColumnHidden(5, w < 1000)
+        self.table.setColumnHidden(1, w < 640)
+        self.table.setColumnWidth(3, max(160, min(260, int(w * 0.24))))  # the key and value
 
     def _show_selected(self) -> None:
         rows = self.table.selectionModel().selectedRows()

@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QPushButton,
+    QScrollArea,
     QVBoxLayout,
     QWidget,
 )
@@ -190,11 +191,15 @@ class NoticeBanner(QFrame):
         self._layout.addLayout(box)
         self._recolor()
 
-    def resizeEvent(self, event: Any) -> None:
-        wide = self.width() >= WIDE
+    def arrange(self, width: int) -> None:
+        """Buttons beside the words when the banner is wide, under them when not."""
+        wide = width >= WIDE
         want = QBoxLayout.Direction.LeftToRight if wide else QBoxLayout.Direction.TopToBottom
         if self._layout.direction() != want:
             self._layout.setDirection(want)
+
+    def resizeEvent(self, event: Any) -> None:
+        self.arrange(self.width())
         super().resizeEvent(event)
 
     def _recolor(self) -> None:
@@ -210,14 +215,19 @@ class NoticeBanner(QFrame):
                            f"{edge.name()}; border-bottom: 1px solid {edge.name()}; }}"
                            f" NoticeBanner QLabel {{ color: {text.name()}; }}")
 
+    def on_theme(self) -> None:
+        """The theme switched (style.apply_theme calls it): colours from the new palette."""
+        self._recolor()
+
     def changeEvent(self, event: QEvent) -> None:
-        if event.type() == QEvent.Type.ApplicationPaletteChange:  # the theme switched
+        if event.type() == QEvent.Type.ApplicationPaletteChange:  # the desktop switched
             self._recolor()
         super().changeEvent(event)
 
 
-class NoticeArea(QWidget):
-    """The banners above the tabs, one per kind (a new notice of a kind replaces the old)."""
+class NoticeArea(QScrollArea):
+    """The banners above the tabs, one per kind (a new notice of a kind replaces the old); as
+    tall as their words, up to 40% of the window, then they scroll."""
 
     changed = Signal()
 
@@ -225,20 +235,28 @@ class NoticeArea(QWidget):
         super().__init__(parent)
         self.setObjectName("notices")
         self.banners: dict[str, NoticeBanner] = {}
-        self._layout = QVBoxLayout(self)
+        self._body = QWidget()
+        self._layout = QVBoxLayout(self._body)
         self._layout.setContentsMargins(0, 0, 0, 0)
         self._layout.setSpacing(0)
+        self.setWidget(self._body)
+        self.setWidgetResizable(True)
+        self.setFrameShape(QScrollArea.Shape.NoFrame)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        self._room = 0  # the window's height (0: not known yet)
         self.setVisible(False)
 
     def show_notice(self, notice: Notice, actions: Sequence[Action] = ()) -> NoticeBanner:
         self.dismiss(notice.kind)
-        banner = NoticeBanner(notice, actions, self)
+        banner = NoticeBanner(notice, actions, self._body)
         banner.dismiss_button.clicked.connect(lambda: self.dismiss(notice.kind))
         self.banners[notice.kind] = banner
         order = [k for k in KINDS if k in self.banners]
         self._layout.insertWidget(order.index(notice.kind), banner)
         self.setVisible(True)
         banner.show()  # now, not at the next turn of the event loop
+        self.fit()
         self.changed.emit()
         return banner
 
@@ -248,8 +266,27 @@ class NoticeArea(QWidget):
             banner.hide()
             self._layout.removeWidget(banner)
             banner.deleteLater()
+            self.fit()
             self.changed.emit()
         self.setVisible(bool(self.banners))
+
+    def fit(self, window_height: int | None = None) -> None:
+        """Height for the banners' words at the width there is, within 40% of the window."""
+        if window_height is not None:
+            self._room = window_height
+        if not self.banners:
+            return
+        width = max(200, self.viewport().width() or self.width())
+        for b in self.banners.values():
+            b.arrange(width)
+        want = sum(b.heightForWidth(width) if b.hasHeightForWidth() else b.sizeHint().height()
+                   for b in self.banners.values())
+        cap = max(120, int((self._room or 900) * 0.4))
+        self.setFixedHeight(min(want, cap) + 2 * self.frameWidth())
+
+    def resizeEvent(self, event: Any) -> None:
+        super().resizeEvent(event)
+        self.fit()
 
     def notice(self, kind: str) -> Notice | None:
         banner = self.banners.get(kind)

@@ -158,6 +158,7 @@ class TimelineView(QWidget):
             self.keys.addItem(item)
             if self.key == (subject, relation) and self.key_context == context:
                 self.keys.setCurrentItem(item)
+                self.keys.scrollToItem(item)
         self.keys.blockSignals(False)
 
     def _on_key_item(self, item: QListWidgetItem | None, _prev: Any) -> None:

@@ -44,8 +44,6 @@ from .worker import Change
 log = logging.getLogger(__name__)
 TABS = ("ledger", "timeline", "review", "query", "ingest", "latency", "audit", "models")
 OLLAMA_PROBE_MS = 60_000  # how often the tray's GPU line is refreshed from /api/ps
-
-
 NARROW = 1100  # below this width the status bar keeps only what matters most
 
 
@@ -124,7 +122,7 @@ class MainWindow(QMainWindow):
 
         self.watcher = ExternalWrites(self.client, parent=self)
         self.endpoint = EndpointController(self.client, state.settings, self)
-        self.endpoint.state_changed.connect(self._on_endpoint_state)
+        self.endpoint.state_changed.connect(self.show_endpoint_state)
         self.endpoint.error.connect(self._show_error)
         self.troubles = Troubles(self)
         self.tray = TrayController(self.endpoint, tray_available, self)
@@ -156,7 +154,7 @@ class MainWindow(QMainWindow):
         self.client.reopen_failed.connect(self._on_switch_failed)
         self.client.changed.connect(self._on_changed)
         self.ledger.model.loaded.connect(self._mark_interactive)
-        self._on_endpoint_state()
+        self.show_endpoint_state()
         if self.client.engine is not None:  # the worker beat us to it
             self._on_ready()
 
@@ -382,9 +380,6 @@ class MainWindow(QMainWindow):
         self.tabs.setTabToolTip(i, f"{n} extraction{'s' if n != 1 else ''} awaiting review")
         self.tray.set_review_count(n)
 
-    def _on_endpoint_state(self) -> None:
-        self.show_endpoint_state()
-
     def show_endpoint_state(self) -> None:
         """The status bar's endpoint part: its address, or why it is not running."""
         ep = self.endpoint
@@ -394,7 +389,8 @@ class MainWindow(QMainWindow):
             self.endpoint_label.setText(f"Endpoint not installed · {mem}")
         else:
             narrow = self.width() < NARROW  # the status-bar counts need the room
-            stopped = f"Endpoint stopped: {problem}" if problem else "Endpoint stopped"
+            stopped = (f"Endpoint: {problem}" if narrow else f"Endpoint stopped: {problem}"
+                       ) if problem else "Endpoint stopped"
             where = (("Endpoint on" if narrow else f"Endpoint {ep.url}") if ep.running
                      else stopped)
             self.endpoint_label.setText(f"{where} · {mem}")
@@ -405,9 +401,11 @@ class MainWindow(QMainWindow):
 
     def resizeEvent(self, event: Any) -> None:
         super().resizeEvent(event)
+        if hasattr(self, "notices"):
+            self.notices.fit(self.height())
         self.engine_label.setVisible(self.width() >= NARROW)
         if hasattr(self, "endpoint"):
-            self._on_endpoint_state()
+            self.show_endpoint_state()
         self._fit_status()
 
     def _fit_status(self) -> None:

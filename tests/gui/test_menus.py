@@ -241,7 +241,7 @@ def test_a_test_request_shows_the_block_the_endpoint_injected(
         assert json.dumps("The api-gateway listens on port 8443.") in block
         assert outcome.logged is not None and outcome.logged["tool"].startswith(
             "memstrata-app-connect-test/")
-        words = dlg.result.text()
+        words = dlg.outcome_line.text()
         if ollama == "absent":
             assert outcome.status in (502, 503, 504)
             assert "Ollama did not answer" in words and "ollama serve" in words
@@ -256,3 +256,18 @@ def test_a_test_request_shows_the_block_the_endpoint_injected(
         win.endpoint.stop()
         if up is not None:
             up.stop()
+
+
+def test_the_first_run_hint_leads_to_import_and_to_connect_a_tool(
+        qtbot: Any, tmp_path: Path, make_window: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    win = make_window(tmp_path / "empty.db")
+    hint = win.ledger.empty_hint
+    qtbot.waitUntil(lambda: "No facts yet" in hint.text(), timeout=10000)
+    assert "href='connect'" in hint.text() and "Connect a tool" in hint.text()
+    hint.linkActivated.emit("connect")
+    assert win.connect_dialog is not None and win.connect_dialog.isVisible()
+    win.connect_dialog.close()
+    asked: list[int] = []
+    monkeypatch.setattr(win, "import_statements", lambda: asked.append(1))  # not the file dialog
+    hint.linkActivated.emit("import")
+    assert asked == [1]

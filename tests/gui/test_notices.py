@@ -3,6 +3,7 @@ with what to do: a banner and a status-bar line, never only the log."""
 
 from __future__ import annotations
 
+import re
 import socket
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -208,3 +209,31 @@ def test_every_failure_says_what_to_do_and_shows_its_text_as_text(
                                            "ollama serve", "Reinstall", "install"))
     for n in carrying:  # the message is shown as text: its markup escaped
         assert html.escape(message) in n.advice
+
+
+@pytest.mark.parametrize("theme", ["dark", "light"])
+def test_a_banner_follows_the_theme(qtbot: Any, theme: str) -> None:
+    """Shown in one theme, switched to the other: its colours come from the new palette."""
+    from typing import cast
+
+    from PySide6.QtGui import QColor
+    from PySide6.QtWidgets import QApplication
+
+    from memstrata_app.gui import notices
+    from memstrata_app.gui.style import apply_theme
+
+    app = cast(QApplication, QApplication.instance())
+    before = app.palette()
+    try:
+        apply_theme(app, "light" if theme == "dark" else "dark")
+        area = notices.NoticeArea()
+        qtbot.addWidget(area)
+        banner = area.show_notice(notices.ollama_unreachable("http://127.0.0.1:1", False))
+        apply_theme(app, theme)
+        style = banner.styleSheet()
+        bg = QColor(re.search(r"background: (#[0-9a-f]{6})", style).group(1))  # type: ignore[union-attr]
+        text = QColor(re.search(r"QLabel \{ color: (#[0-9a-f]{6})", style).group(1))  # type: ignore[union-attr]
+        assert (bg.lightnessF() < 0.5) == (theme == "dark"), style
+        assert abs(bg.lightnessF() - text.lightnessF()) > 0.45, style  # readable
+    finally:
+        app.setPalette(before)

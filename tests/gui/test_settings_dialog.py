@@ -147,3 +147,14 @@ def test_whatever_is_typed_the_answer_is_in_words(dialog: Any, name: str, typed:
         assert not dialog.save_button.isEnabled()
     dialog.set_value(name, Settings(None).get(name))  # back to a good value for the next
     assert dialog._validate(name) is None
+
+
+def test_what_waits_for_a_restart_is_named_in_words(qtbot: Any, tmp_path: Any,
+                                                    make_window: Any) -> None:
+    from memstrata_app.gui.dialogs import apply_settings
+
+    win = make_window(tmp_path / "ledger.db")
+    apply_settings(win, {"ollama_url": "http://127.0.0.1:11500", "chat_model": "llama3.2"})
+    message = win.statusBar().currentMessage()
+    assert message.startswith("Saved. Ollama URL and Chat model for tests take effect")
+    assert "_" not in message
