@@ -7,7 +7,10 @@ and the dark theme (`review.png`, `review_dark.png`, `review_800.png`, `review_8
 and the tray; the Models tab in its states (`models`: Ollama with models, one split between GPU
 and CPU; `models_missing`: no Ollama; `models_pulling`: a pull under way; `models_error`: a
 model not found, offered for pulling) and the latency tab's per-request split
-(`latency_split`). `--only models,latency_split` shoots just those groups.
+(`latency_split`); and, from scripts/screenshot_dialogs.py, the dialogs drawn over the window
+(the import's report, Connect a tool, Where my data lives, About, Settings) and the failure
+banners, a key with a context, and the latency tab after one query.
+`--only models,latency_split` shoots just those groups.
 `--home DIR` keeps the seeded ledger in DIR and reuses it on the next run. The
 ledger is made of two chat stories from the bench (ordinary statements as people type them, at
 the times they were said) in the spaces "backend" and "firmware"; the endpoint's request log
