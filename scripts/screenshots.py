@@ -7,7 +7,10 @@ and the dark theme (`review.png`, `review_dark.png`, `review_800.png`, `review_8
 and the tray; the Models tab in its states (`models`: Ollama with models, one split between GPU
 and CPU; `models_missing`: no Ollama; `models_pulling`: a pull under way; `models_error`: a
 model not found, offered for pulling) and the latency tab's per-request split
-(`latency_split`). `--only models,latency_split` shoots just those groups.
+(`latency_split`); and, from scripts/screenshot_dialogs.py, the dialogs drawn over the window
+(the import's report, Connect a tool, Where my data lives, About, Settings) and the failure
+banners, a key with a context, and the latency tab after one query.
+`--only models,latency_split` shoots just those groups.
 `--home DIR` keeps the seeded ledger in DIR and reuses it on the next run. The
 ledger is made of two chat stories from the bench (ordinary statements as people type them, at
 the times they were said) in the spaces "backend" and "firmware"; the endpoint's request log
@@ -27,6 +30,8 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+import screenshot_dialogs as dialogs  # beside this script (sys.path[0])
 
 log = logging.getLogger("screenshots")
 OUT = Path(__file__).resolve().parent.parent / "docs" / "screenshots"
@@ -118,10 +123,14 @@ def wait(app: Any, cond: Callable[[], bool], timeout: float = 30.0) -> None:
 
 
 def save(widget: Any, name: str) -> None:
+    save_pixmap(widget.grab(), name)
+
+
+def save_pixmap(pixmap: Any, name: str) -> None:
     from PySide6.QtGui import QImage
 
     path = OUT / name
-    image = widget.grab().toImage()
+    image = pixmap.toImage()
     image.save(str(path), "PNG", 0)  # 0: smallest file (strongest zlib level)
     if path.stat().st_size > 300_000:  # 15-bit colour: the same to the eye, a third smaller
         image = image.convertToFormat(QImage.Format.Format_RGB555)
@@ -285,10 +294,6 @@ def retrieve(engine: Any, q: str) -> Any:
     return engine.retrieve(q, 5)
 
 
-def has_message(dlg: Any) -> bool:
-    return bool(dlg.message.text())
-
-
 def pick_superseded(ledger: Any) -> int:
     """The row of a superseded value (a detail pane with a chain to show)."""
     rows = [r for r in range(ledger.model.rowCount())
@@ -301,9 +306,10 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--out", type=Path, default=OUT)
     p.add_argument("--home", type=Path, help="reuse this data folder (seeded on first use)")
-    p.add_argument("--only", help="comma-separated groups to shoot: empty, ledger, timeline, "
-                                  "review, query, ingest, latency, latency_split, audit, "
-                                  "models, tray, settings (default: all)")
+    p.add_argument("--only", help="comma-separated groups to shoot: empty, latency_one, ledger, "
+                                  "timeline, context, review, query, ingest, latency, "
+                                  "latency_split, audit, models, tray, settings, notices, "
+                                  "connect, data_places, import_report (default: all)")
     args = p.parse_args()
     only = set(args.only.split(",")) if args.only else None
 
@@ -339,6 +345,8 @@ def main() -> int:
         empty.show()
         wait(app, lambda: empty.ledger.stack.currentWidget() is empty.ledger.empty_hint, 60)
         variants(app, empty, "empty")
+        if wanted("latency_one"):
+            dialogs.latency_one_shots(app, empty, variants, wait)
         empty.shutdown()
         empty.hide()
 
@@ -369,6 +377,8 @@ def main() -> int:
 
     if wanted("timeline"):
         timeline_shots(app, win, picked)
+    if wanted("context"):
+        dialogs.context_shots(app, win, variants, wait)
     if wanted("review"):
         review_shots(app, win)
     if wanted("query"):
@@ -401,7 +411,15 @@ def main() -> int:
     if wanted("tray"):
         save(tray_sheet(win), "tray.png")
     if wanted("settings"):
-        settings_shots(app, win, settings)
+        dialogs.settings_shots(app, win, save_pixmap, wait)
+    if wanted("notices"):
+        dialogs.notices_shots(app, win, variants, wait)
+    if upstream is not None and wanted("connect"):
+        dialogs.connect_shots(app, win, save_pixmap, wait)
+    if wanted("data_places"):
+        dialogs.data_shots(app, win, save_pixmap, wait)
+    if wanted("import_report"):
+        dialogs.import_report_shots(app, win, home, save_pixmap, wait)
     apply_theme(app, "light")
 
     win.shutdown()
@@ -447,24 +465,6 @@ def audit_shots(app: Any, win: Any) -> None:
     audit = win.audit
     shown = next((i for i, e in enumerate(audit.entries) if e.get("filtered")), 0)
     variants(app, win, "audit", lambda: audit.table.selectRow(shown))
-
-
-def settings_shots(app: Any, win: Any, settings: Any) -> None:
-    from memstrata_app.gui.settings_dialog import SettingsDialog
-    from memstrata_app.gui.style import apply_theme
-
-    for suffix, name, size in VARIANTS:
-        apply_theme(app, name)
-        dlg = SettingsDialog(settings, win)
-        if size[0] == 800:  # the dialog sizes itself to its content on a large screen
-            dlg.resize(780, 560)
-        dlg.show()
-        dlg.set_value("endpoint_port", "80")
-        dlg.set_value("ollama_url", "localhost:11434")
-        dlg.save()
-        wait(app, functools.partial(has_message, dlg))
-        save(dlg, f"settings{suffix}.png")
-        dlg.reject()
 
 
 if __name__ == "__main__":

@@ -7,6 +7,8 @@ import logging
 import os
 import sys
 import time
+from pathlib import Path
+from typing import Any
 
 _T0 = time.perf_counter()
 log = logging.getLogger(__name__)
@@ -56,10 +58,17 @@ def main(argv: list[str] | None = None) -> int:
         app.styleHints().colorSchemeChanged.connect(lambda _s: apply_theme(app, "system"))
     settings = Settings.load()
     db = ledger_location(args.db)
-    client = EngineClient.for_path(db, embedder=settings.get("embedder"),
-                                   quarantine_threshold=settings.get("quarantine_threshold"))
-    client.call("governance", lambda eng: apply_governance(eng, settings))
-    client.call("extraction tier", lambda eng: start_extraction(eng, settings))
+
+    def governance(eng: Any) -> None:
+        apply_governance(eng, settings)
+
+    def extraction_tier(eng: Any) -> None:
+        start_extraction(eng, settings)
+
+    # on the ledger opened now, and on each one File → Open ledger… switches to
+    client = EngineClient(lambda: open_ledger(db, settings, first=True),
+                          open_path=lambda where: open_ledger(where, settings),
+                          after_open=(governance, extraction_tier))
     state = AppState(client, settings)
     win = MainWindow(state)
     if not (args.tray and win.tray.available):
@@ -91,6 +100,21 @@ def main(argv: list[str] | None = None) -> int:
     code = app.exec()
     win.shutdown()
     return int(code)
+
+
+def open_ledger(where: Path | str, settings: Any, first: bool = False) -> Any:
+    """Open a ledger for the app with the settings in force now. At start the `embedder`
+    setting chooses; a ledger opened later (File → Open ledger…) that already holds vectors
+    opens with its own embedder, so any ledger can be opened."""
+    from memstrata_app.engine import MemoryEngine
+
+    team = str(where).startswith(("postgresql:", "postgres:"))
+    path = Path(where).expanduser() if not team else None
+    has_vectors = path is None or (path.exists() and path.stat().st_size > 0)
+    embedder = settings.get("embedder") if first or not has_vectors else "auto"
+    return MemoryEngine.open(path if path is not None else where, embedder=embedder,
+                             quarantine_threshold=settings.get("quarantine_threshold"),
+                             ollama_host=settings.get("ollama_url"))
 
 
 def _rss_mb() -> float:

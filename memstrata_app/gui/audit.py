@@ -48,6 +48,12 @@ def fact_key(f: dict[str, Any]) -> str:
     return f"{words} = {obj}" if obj else words
 
 
+def entry_name(e: dict[str, Any]) -> str:
+    """A request log entry's name, "audit 12" (as `memstrata audit 12` shows it): "#12" is
+    always a fact."""
+    return f"audit {e.get('id')}"
+
+
 def when(t: Any) -> str:
     """A request's time to the second, local."""
     return t.astimezone().strftime("%Y-%m-%d %H:%M:%S") if t is not None else "—"
@@ -102,7 +108,8 @@ class AuditView(QWidget):
                             "request it serves is logged here: which facts it injected, which "
                             "stale facts it left out and which row retired them, and the "
                             "settings in force. The log keeps row ids and a hash of the "
-                            "question, never text (setting <i>audit_log_days</i>).</p>")
+                            "question, never text (Settings → <i>Keep the request log</i>)."
+                            "</p>")
         self.empty.setObjectName("audit_empty")
         self.empty.setWordWrap(True)
         self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
@@ -195,7 +202,7 @@ class AuditView(QWidget):
                 if j >= 5:
                     item.setTextAlignment(Qt.AlignmentFlag.AlignRight
                                               | Qt.AlignmentFlag.AlignVCenter)
-                item.setToolTip(f"Request #{e.get('id')} · {c}")
+                item.setToolTip(f"{entry_name(e)} · {c}")
                 self.table.setItem(i, j, item)
         self.table.blockSignals(False)
         self.empty.setVisible(not entries)
@@ -231,8 +238,10 @@ class AuditView(QWidget):
             self.shown.emit(None)
             return
         who = " · ".join(str(x) for x in (e.get("api"), e.get("model"), e.get("tool")) if x)
-        self.entry_title.setText(f"Request #{e.get('id')} at {when(e.get('at'))}"
+        self.entry_title.setText(f"{entry_name(e)}: the request at {when(e.get('at'))}"
                                  f" · {html.escape(who)} · space {e.get('space') or 'global'}")
+        self.entry_title.setToolTip(f"`memstrata audit {e.get('id')}` prints this entry; "
+                                    "#N is always a fact (a ledger row)")
         self._fill(self.injected, e.get("injected") or [], retired=False)
         self._fill(self.filtered, e.get("filtered") or [], retired=True)
         self.settings.setText(f"<b>Settings in force:</b> {settings_words(e.get('settings') or {})}"

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from memstrata_app.engine.ledger.keys import key_label
 from memstrata_app.understood import method_label
 
 from .state import AppState
@@ -256,7 +257,8 @@ class DetailPane(QWidget):
         f = self.fields
         f["Status"].setText(f"<b style='color:{color}'>{status_text(a.status)}</b>  · #{int(a.id)}")
         f["Space"].setText(html.escape(getattr(a, "space", "global")))
-        key = f"{a.subject} · {a.relation}" if a.subject else "(plain fact)"
+        key = (key_label(a.subject, a.relation, getattr(a, "context", None)) if a.subject
+               else "(plain fact)")
         f["Key"].setText(html.escape(key))
         f["Value"].setText(html.escape(a.object or "—"))
         f["Valid"].setText(f"{fmt_time_long(a.valid_from)} → {fmt_time_long(a.valid_to)}")
@@ -420,7 +422,8 @@ class DetailPane(QWidget):
     def _show_timeline(self) -> None:
         a = self._current
         if a is not None and a.subject and a.relation:
-            self._state.pick_key(a.subject, a.relation, getattr(a, "space", None))
+            self._state.pick_key(a.subject, a.relation, getattr(a, "space", None),
+                                 getattr(a, "context", None))
 
     def _move(self) -> None:
         """Ask which space (the existing ones, or a new name), then move on the worker."""

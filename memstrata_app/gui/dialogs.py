@@ -9,7 +9,7 @@ from PySide6.QtWidgets import QMessageBox, QProgressDialog
 
 from .. import autostart
 from ..settings import apply_judge
-from .settings_dialog import SettingsDialog
+from .settings_dialog import LABELS, SettingsDialog
 from .worker import Operation
 
 if TYPE_CHECKING:
@@ -69,10 +69,10 @@ def apply_settings(win: Window, changed: dict[str, Any]) -> None:
     if "endpoint_port" in changed and win.endpoint.running:
         win.endpoint.stop()
         win.endpoint.start()
-    later = [n for n in changed if n in NEXT_START]
+    later = [LABELS.get(n, n) for n in changed if n in NEXT_START]
     if later:
-        win.statusBar().showMessage(f"Saved. {', '.join(later)} take effect when the app or the "
-                                    "endpoint next starts.", 8000)
+        win.statusBar().showMessage(f"Saved. {' and '.join(later)} take effect when the app or "
+                                    "the endpoint next starts.", 8000)
     if "embedder" in changed:
         answer = QMessageBox.question(
             win, "Re-embed the ledger?",

@@ -29,6 +29,7 @@ class EndpointController(QObject):
 
     state_changed = Signal()
     error = Signal(str)
+    start_failed = Signal(str, object)  # why, in words; the port it tried
 
     def __init__(self, client: EngineClient, settings: Any, parent: QObject | None = None):
         super().__init__(parent)
@@ -36,6 +37,7 @@ class EndpointController(QObject):
         self._settings = settings
         self.server: Any = None
         self._starting = False
+        self.last_error: str | None = None  # why the last start failed
         self.memory_enabled = bool(settings.get("memory_enabled"))
 
     @property
@@ -46,6 +48,15 @@ class EndpointController(QObject):
     @property
     def running(self) -> bool:
         return self.server is not None and bool(getattr(self.server, "running", False))
+
+    @property
+    def starting(self) -> bool:
+        return self._starting
+
+    @property
+    def died(self) -> bool:
+        """Started, and no longer serving (its thread ended without being stopped)."""
+        return self.server is not None and not self.running
 
     @property
     def url(self) -> str | None:
@@ -66,6 +77,8 @@ class EndpointController(QObject):
     def start(self) -> None:
         cls = endpoint_class()
         if cls is None:
+            self.start_failed.emit("the local endpoint is not installed",
+                                   self._settings.get("endpoint_port"))
             self.error.emit("The local endpoint is not installed "
                             "(pip install memstrata-desktop[proxy]).")
             return
@@ -85,14 +98,16 @@ class EndpointController(QObject):
     def _on_started(self, server: Any) -> None:
         self._starting = False
         self.server = server
+        self.last_error = None
         log.info("endpoint listening on %s", getattr(server, "url", "?"))
         self.state_changed.emit()
 
     def _on_failed(self, exc: BaseException) -> None:
         self._starting = False
         port = self._settings.get("endpoint_port")
-        self.error.emit(f"The endpoint could not start on port {port}: {exc}. "
-                        "Pick another port in Settings.")
+        self.last_error = str(exc)
+        log.warning("the endpoint could not start on port %s: %s", port, exc)
+        self.start_failed.emit(str(exc), port)
         self.state_changed.emit()
 
     def stop(self) -> None:

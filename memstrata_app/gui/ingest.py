@@ -27,12 +27,14 @@ from PySide6.QtWidgets import (
 
 from ..notes_file import read_statements
 from ..understood import by_sentence, render, retired_values, summary_line
+from .import_report import ImportReport, ImportRun, tally
 from .state import AppState
 from .style import from_qdatetime, heading, muted, themed_status_color, to_qdatetime
 from .worker import Operation
 
 log = logging.getLogger(__name__)
 Item = tuple[str, datetime | None]
+IMPORT_CHUNK = 64  # statements per engine call: a cancel stops between two, keeping the account
 # A result line takes the colour of the status its action leaves the row in (grey otherwise).
 ACTION_COLOURS = {"novel": "active", "superseded": "active", "reinforced": "active",
                   "quarantined": "quarantined", "prose": "plain", "retracted": "retracted"}
@@ -90,10 +92,18 @@ class IngestView(QWidget):
         self.cancel_button.setVisible(False)
         self.cancel_button.clicked.connect(self.cancel_import)
         self.import_status = muted()
+        self.last_import: ImportRun | None = None
+        self.report: ImportReport | None = None
+        self.report_button = QPushButton("Show the &last import's report")
+        self.report_button.setObjectName("import_report_button")
+        self.report_button.setToolTip("Each statement of the last import and what became of it")
+        self.report_button.clicked.connect(self.show_report)
+        self.report_button.setVisible(False)
         bulk = QHBoxLayout()
         bulk.addWidget(self.import_button)
         bulk.addWidget(self.progress, 1)
         bulk.addWidget(self.cancel_button)
+        bulk.addWidget(self.report_button)
         layout = QVBoxLayout(self)
         layout.addWidget(heading("Tell memory something"))
         layout.addWidget(self.text, 1)
@@ -109,7 +119,7 @@ class IngestView(QWidget):
     def focus_chain(self) -> list[QWidget]:
         """Its controls in Tab order: the text, source, time, Remember, results, import."""
         return [self.text, self.source, self.now, self.at, self.remember, self.results,
-                self.import_button, self.cancel_button]
+                self.import_button, self.cancel_button, self.report_button]
 
     def submit_text(self) -> None:
         text = self.text.toPlainText().strip()
@@ -170,16 +180,36 @@ class IngestView(QWidget):
             self.import_status.setText(f"Could not read {path.name}: {e}")
             return
         at = self.said_at()
-        self.import_items([(text, t or at) for text, t in items], source=f"import:{path.name}")
+        self.import_items([(text, t or at) for text, t in items], source=f"import:{path.name}",
+                          name=path.name)
 
-    def import_items(self, items: list[Item], source: str = "import") -> Operation:
-        """Run `ingest_many` on the worker; progress shows here and Cancel stops it."""
+    def import_items(self, items: list[Item], source: str = "import",
+                     name: str = "import") -> Operation:
+        """Run `ingest_many` on the worker, a batch at a time (a cancel keeps the account of the
+        batches written); progress shows here and Cancel stops it. When it ends, the import's
+        report lists each statement with what became of it."""
         op = Operation("import", lambda e: None, writes=("ledger", "review"))
         space = self._state.space  # the switcher's space (None: global)
-        op.fn = lambda e: e.ingest_many(items, source, progress=op.report, cancel=op.cancel,
-                                        space=space)
+
+        def report(n: int, total: int) -> None:
+            if op.report is not None:
+                op.report(n, total)
+
+        def run(e: Any) -> ImportRun:
+            done = ImportRun(items, name=name)
+            for start in range(0, len(items), IMPORT_CHUNK):
+                if op.cancel.is_set():
+                    done.cancelled = True
+                    break
+                done.results += e.ingest_many(
+                    items[start:start + IMPORT_CHUNK], source, space=space,
+                    progress=lambda n, _t, start=start: report(start + n, len(items)))
+            done.old_values = retired_values(e, done.results)  # "retired #3 (8080)"
+            return done
+
+        op.fn = run
         op.progress = self._on_progress
-        op.success = lambda results: self._finish("done", len(results))
+        op.success = self._on_imported
         op.failure = self._on_import_failed
         self._job = op
         self.progress.setRange(0, max(len(items), 1))
@@ -208,6 +238,26 @@ class IngestView(QWidget):
         else:
             self.import_status.setText(f"Import failed: {exc}")
             self._finish("failed", self.progress.value())
+
+    def _on_imported(self, run: ImportRun) -> None:
+        """Say what the import did, in a line here and statement by statement in its report."""
+        self.last_import = run
+        self.report_button.setVisible(True)
+        self.report_button.setEnabled(True)
+        self._finish("cancelled" if run.cancelled else "done", len(run.results))
+        self.import_status.setText(tally(run.rows(), run) + " The report lists each statement.")
+        self.show_report()
+
+    def show_report(self) -> ImportReport | None:
+        """Open (or bring forward) the last import's report."""
+        if self.last_import is None:
+            return None
+        if self.report is not None:
+            self.report.close()
+            self.report.deleteLater()
+        self.report = ImportReport(self.last_import, self)
+        self.report.show()
+        return self.report
 
     def _finish(self, how: str, n: int) -> None:
         self._job = None

@@ -39,6 +39,7 @@ SPLIT_BARS = 60  # the most recent requests drawn
 LOADED_BRUSH = (200, 85, 61, 230)  # a point whose request had to load its model
 RIGHT = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
 SUMMARY_HEADERS = ("Series", "Count", "p50 ms", "p95 ms", "Last ms")
+MIN_SPAN_S = 60.0  # the time axis shows at least this much around the calls
 P50_PEN = pg.mkPen("#2e9d6e", width=2, style=pg.QtCore.Qt.PenStyle.DashLine)
 P95_PEN = pg.mkPen("#c8553d", width=2, style=pg.QtCore.Qt.PenStyle.DashLine)
 
@@ -52,7 +53,24 @@ class ClockAxis(pg.AxisItem):
         if self.plain:
             return [f"{v + 1:.0f}" if float(v).is_integer() else "" for v in values]
         fmt = "%H:%M:%S" if spacing < 60 else "%H:%M" if spacing < 86400 else "%d %b"
-        return [time.strftime(fmt, time.localtime(v)) for v in values]
+        out, last = [], None
+        for v in values:  # a label says one instant once: a repeat stays blank
+            label = time.strftime(fmt, time.localtime(v))
+            out.append("" if label == last else label)
+            last = label
+        return out
+
+
+class CountAxis(pg.AxisItem):
+    """A left axis for counts: whole-number ticks only (no 0.5 of a sample)."""
+
+    def tickSpacing(self, minVal: float, maxVal: float, size: float) -> list[tuple[float, float]]:
+        levels = super().tickSpacing(minVal, maxVal, size)
+        whole = [(float(max(1, round(sp))), 0.0) for sp, _off in levels if sp >= 1]
+        return whole or [(1.0, 0.0)]
+
+    def tickStrings(self, values: list[float], scale: float, spacing: float) -> list[str]:
+        return [f"{v:.0f}" if float(v).is_integer() else "" for v in values]
 
 
 class MetricsBridge(QObject):
@@ -115,7 +133,7 @@ class LatencyView(QWidget):
         self.bars: list[Any] = []  # the stacked bars of the split view
         self.legend = self.plot.addLegend(offset=(10, 5), labelTextSize="8pt")
         self.legend.hide()
-        self.hist = pg.PlotWidget()
+        self.hist = pg.PlotWidget(axisItems={"left": CountAxis("left")})
         self.hist.setLabel("bottom", "latency (ms)")
         self.hist.setLabel("left", "samples")
         self.hist_curve = self.hist.plot([0, 1], [0], stepMode="center", fillLevel=0,
@@ -243,23 +261,53 @@ class LatencyView(QWidget):
             brushes = [pg.mkBrush(LOADED_BRUSH if at in loaded else (74, 127, 193, 200))
                        for at in t]
             self.points.setData(t, ms, symbolBrush=brushes)
-            self.p50.setValue(p50)
-            self.p95.setValue(p95)
-            self.p50.show()
-            self.p95.show()
+            self._fit_view(t, ms)
+            self._percentile_lines(p50, p95)
             counts, edges = np.histogram(ms, bins=min(40, max(5, len(ms) // 4)))
-            self.hist_curve.setData(edges, counts)
-            self.stats.setText(f"{len(ms)} samples · p50 {p50:.1f} ms · p95 {p95:.1f} ms · "
+            self._histogram(edges, counts)
+            plural = "s" if len(ms) != 1 else ""
+            self.stats.setText(f"{len(ms)} sample{plural} · p50 {p50:.1f} ms · p95 {p95:.1f} ms · "
                                f"last {ms[-1]:.1f} ms")
         else:
             self.points.setData([], [])
-            self.hist_curve.setData([0, 1], [0])
+            self._histogram(np.array([0.0, 1.0]), np.array([0]))
             self.p50.hide()
             self.p95.hide()
             self.plot.setXRange(time.time() - 60, time.time())
             self.stats.setText("no samples yet: run a query, ingest something or use the endpoint")
         self._fill_summary()
         self.redrawn.emit()
+
+    def _histogram(self, edges: np.ndarray, counts: np.ndarray) -> None:
+        """The histogram's bars; its count axis from 0 to just above the tallest (whole
+        numbers: CountAxis)."""
+        self.hist_curve.setData(edges, counts)
+        self.hist.setYRange(0, max(1, int(counts.max()) if len(counts) else 1) * 1.15, padding=0)
+
+    def _fit_view(self, t: np.ndarray, ms: np.ndarray) -> None:
+        """Time spans at least a minute around the calls (one call is not a zoom into a
+        fraction of a second), latency from 0 to above the slowest."""
+        lo, hi = float(t.min()), float(t.max())
+        pad = max(MIN_SPAN_S - (hi - lo), 0.0) / 2 + (hi - lo) * 0.03
+        self.plot.setXRange(lo - pad, hi + pad, padding=0)
+        self.plot.setYRange(0, max(float(ms.max()), 1e-3) * 1.2, padding=0)
+
+    def _percentile_lines(self, p50: float, p95: float) -> None:
+        """The p50 and p95 lines; one line when they meet, labels apart when they are close."""
+        self.p50.setValue(p50)
+        self.p95.setValue(p95)
+        self.p50.show()
+        top = self.plot.getViewBox().viewRange()[1][1] or 1.0
+        if abs(p95 - p50) <= 1e-9 * max(1.0, abs(p50)):
+            self.p95.hide()
+            self.p50.label.setFormat("p50 = p95 {value:.1f} ms")
+            return
+        self.p95.show()
+        self.p50.label.setFormat("p50 {value:.1f} ms")
+        close = abs(p95 - p50) < 0.08 * top  # labels would overlap: p50's goes to the left
+        self.p50.label.setPosition(0.08 if close else 0.92)
+        self.p50.label.anchors = [(0, 1), (0, 1)] if close else [(1, 1), (1, 1)]
+        self.p50.label.updatePosition()
 
     # --- where the time goes --------------------------------------------------------------------
     def requests(self) -> list[dict[str, Any]]:
@@ -293,7 +341,7 @@ class LatencyView(QWidget):
         self.plot.setLabel("bottom", "proxied request (oldest left; outlined red: the model "
                            "had to load)")
         if not reqs:
-            self.hist_curve.setData([0, 1], [0])
+            self._histogram(np.array([0.0, 1.0]), np.array([0]))
             self.stats.setText("no proxied requests yet: point a tool at the endpoint")
             return
         x = np.arange(len(reqs), dtype=float)
@@ -328,9 +376,9 @@ class LatencyView(QWidget):
                 lo, hi = lo - 2.5, hi + 2.5
             counts, edges = np.histogram(rates, bins=min(20, max(5, len(rates) // 3)),
                                          range=(lo, hi))
-            self.hist_curve.setData(edges, counts)
+            self._histogram(edges, counts)
         else:
-            self.hist_curve.setData([0, 1], [0])
+            self._histogram(np.array([0.0, 1.0]), np.array([0]))
         self.hist.setLabel("bottom", "tokens/s (generation)")
         last = reqs[-1]
         share = 100 * last["memory"] / last["total"] if last["total"] else 0.0

@@ -283,8 +283,9 @@ class LedgerView(QWidget):
                     f"<p>Tell MemStrata something in the <a href='ingest' {link}>Ingest</a> tab "
                     "(Ctrl+5), for example “The api-gateway listens on port 8443.”, "
                     f"import a file of statements with <a href='import' {link}>File → Import "
-                    "statements…</a> (Ctrl+I), or point a coding tool at the local endpoint: "
-                    "what you tell it in chat lands here.</p>")
+                    "statements…</a> (Ctrl+I), or point a coding tool at the local endpoint "
+                    f"(<a href='connect' {link}>Memory → Connect a tool…</a>): what you tell "
+                    "it in chat lands here.</p>")
         self.empty_hint.setText(text)
 
     def changeEvent(self, event: Any) -> None:
@@ -310,8 +311,12 @@ class LedgerView(QWidget):
             self._state.show_view.emit("ingest")
         elif link == "import":
             win = self.window()
-            if hasattr(win, "_import"):
-                win._import()
+            if hasattr(win, "import_statements"):
+                win.import_statements()
+        elif link == "connect":
+            win = self.window()
+            if hasattr(win, "connect_tool"):
+                win.connect_tool()
 
     def _apply_spans(self) -> None:
         """A plain fact (no key) reads across the subject, relation and value columns."""
@@ -379,7 +384,8 @@ class LedgerView(QWidget):
     def _open_timeline(self) -> None:
         a = self.selected()
         if a is not None and a.subject and a.relation:
-            self._state.pick_key(a.subject, a.relation, getattr(a, "space", None))
+            self._state.pick_key(a.subject, a.relation, getattr(a, "space", None),
+                                 getattr(a, "context", None))
 
     def shutdown(self) -> None:
         self._search_timer.stop()

@@ -149,7 +149,7 @@ class ModelsView(QWidget):
                                    "color: #4d3a02; }")
         self.url_button = QPushButton("Set the Ollama U&RL…")
         self.url_button.setObjectName("ollama_url_button")
-        self.url_button.setToolTip("Where Ollama runs (Settings → ollama_url; OLLAMA_HOST "
+        self.url_button.setToolTip("Where Ollama runs (Settings → Ollama URL; OLLAMA_HOST "
                                    "overrides it)")
         self.url_button.clicked.connect(self.settings_requested)
         self.copy_button = QPushButton("&Copy the install command")
@@ -192,7 +192,8 @@ class ModelsView(QWidget):
         self.use_button = QPushButton("Use for e&xtraction and judging")
         self.use_button.setObjectName("ollama_use")
         self.use_button.setToolTip("The model the understanding layer asks, in the background, "
-                                   "to structure prose and judge updates (extraction_model)")
+                                   "to structure prose and judge updates (Settings → Extraction "
+                                   "model)")
         self.use_button.clicked.connect(self._use_selected)
         self.try_button = QPushButton("&Try it")
         self.try_button.setObjectName("ollama_try")
@@ -487,7 +488,8 @@ class ModelsView(QWidget):
             self._show_advice("error", f"Could not save the setting: {e}")
             return
         self._show_advice("ok", f"{name} now structures prose and judges updates in the "
-                          "background (extraction_model); restart the endpoint to apply.")
+                          "background (Settings → Extraction model); restart the "
+                          "endpoint to apply.")
         if self.status is not None:
             self._fill_installed(self.status)
             self._fill_needed(self.status)

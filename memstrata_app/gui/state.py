@@ -14,7 +14,7 @@ class AppState(QObject):
     """Passed to every view; views talk to each other only through its signals."""
 
     as_of_changed = Signal(object)  # datetime | None (None: now, i.e. active rows)
-    key_picked = Signal(str, str)  # (subject, relation): show it in the timeline
+    key_picked = Signal(str, str, str)  # (subject, relation, context): show it in the timeline
     show_view = Signal(str)  # ask the window to bring a tab forward
     review_count = Signal(int)
     space_changed = Signal(object)  # str | None (None: every space)
@@ -71,9 +71,11 @@ class AppState(QObject):
             self._space = name
             self.space_changed.emit(name)
 
-    def pick_key(self, subject: str, relation: str, space: str | None = None) -> None:
+    def pick_key(self, subject: str, relation: str, space: str | None = None,
+                 context: str | None = None) -> None:
+        """Show the key `subject::relation@context` of `space` in the timeline."""
         self.key_space = space
-        self.key_picked.emit(subject, relation)
+        self.key_picked.emit(subject, relation, context or "")
         self.show_view.emit("timeline")
 
     def pick_row(self, assertion_id: int) -> None:

@@ -209,4 +209,7 @@ def apply_theme(app: QApplication, theme: str = "system") -> str:
             w.setStyleSheet(w.styleSheet())
         if isinstance(w, HintLabel):
             w.recolor()
+        on_theme = getattr(w, "on_theme", None)  # colours derived in code (notices.py)
+        if callable(on_theme):
+            on_theme()
     return theme

@@ -21,6 +21,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from memstrata_app.engine.ledger.keys import key_label
+
 from .state import AppState
 from .style import fmt_time, heading, muted, on_resize, status_color, status_text
 from .timeline_canvas import TimelineCanvas
@@ -149,13 +151,14 @@ class TimelineView(QWidget):
         self.keys.blockSignals(True)
         self.keys.clear()
         for subject, relation, context in keys:
-            label = " · ".join(p for p in (subject, relation.replace("_", " "), context) if p)
+            label = key_label(subject, relation, context)
             item = QListWidgetItem(label)
             item.setToolTip(label)
             item.setData(KEY_ROLE, (subject, relation, context))
             self.keys.addItem(item)
             if self.key == (subject, relation) and self.key_context == context:
                 self.keys.setCurrentItem(item)
+                self.keys.scrollToItem(item)
         self.keys.blockSignals(False)
 
     def _on_key_item(self, item: QListWidgetItem | None, _prev: Any) -> None:
@@ -169,7 +172,7 @@ class TimelineView(QWidget):
         self.key_context = context
         self._gen += 1
         gen = self._gen
-        self.title.setText(" · ".join(p for p in (subject, relation, context) if p))
+        self.title.setText(key_label(subject, relation, context))
         space = self._state.key_space or self._state.space
         self._state.client.submit(Operation(
             "history", lambda e: chain_with_proposals(e, subject, relation, space, context),
@@ -181,11 +184,13 @@ class TimelineView(QWidget):
         self.canvas.set_rows(rows, self._state.as_of)
         self._caption()
         self._fill_table()
+        shown = (*self.key, self.key_context) if self.key is not None else None
         for i in range(self.keys.count()):
-            if self.keys.item(i).data(KEY_ROLE) == self.key:
+            if tuple(self.keys.item(i).data(KEY_ROLE)) == shown:
                 self.keys.blockSignals(True)
                 self.keys.setCurrentRow(i)
                 self.keys.blockSignals(False)
+                self.keys.scrollToItem(self.keys.item(i))  # came from the ledger: in view
         self.drawn.emit()
 
     def _fill_table(self) -> None:

@@ -4,83 +4,47 @@ from __future__ import annotations
 
 import logging
 from itertools import pairwise
+from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QSize, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
+from PySide6.QtCore import QTimer, Signal
+from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import (
     QApplication,
     QLabel,
     QMainWindow,
-    QSizePolicy,
     QTabWidget,
     QToolBar,
     QVBoxLayout,
     QWidget,
 )
 
+from . import recent, switching
 from .asof import AsOfBar
 from .audit import AuditView
-from .dialogs import open_settings, run_reindex
-from .edit_menu import EditMenu
+from .dialogs import open_settings
 from .endpoint import EndpointController
 from .icons import badge_icon, strata_icon
 from .ingest import IngestView
 from .ledger_view import LedgerView
+from .menus import build_menus
 from .models import ModelsView
+from .notices import NoticeArea, ledger_failed
 from .query import QueryView
 from .review import ReviewView
 from .spaces import SpaceSwitcher
 from .state import AppState
+from .status import ElidedLabel, ledger_location
 from .timeline import TimelineView
 from .tray import TrayController
+from .troubles import Troubles
 from .watch import ExternalWrites
 from .worker import Change
 
 log = logging.getLogger(__name__)
 TABS = ("ledger", "timeline", "review", "query", "ingest", "latency", "audit", "models")
 OLLAMA_PROBE_MS = 60_000  # how often the tray's GPU line is refreshed from /api/ps
-
-
 NARROW = 1100  # below this width the status bar keeps only what matters most
-
-
-class ElidedLabel(QLabel):
-    """One line of text elided in the middle to the room it is given (full text in `full`)."""
-
-    def __init__(self, parent: QWidget | None = None):
-        super().__init__(parent)
-        self.full = ""
-        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
-        self.setMinimumWidth(60)
-        self.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-
-    def set_full_text(self, text: str) -> None:
-        self.full = text
-        self._elide()
-        self.updateGeometry()
-
-    def sizeHint(self) -> QSize:
-        return QSize(self.fontMetrics().horizontalAdvance(self.full) + 8,
-                     super().sizeHint().height())
-
-    def resizeEvent(self, event: Any) -> None:
-        super().resizeEvent(event)
-        self._elide()
-
-    def _elide(self) -> None:
-        self.setText(self.fontMetrics().elidedText(self.full, Qt.TextElideMode.ElideMiddle,
-                                                   max(0, self.width() - 4)))
-
-
-def ledger_location(engine: Any) -> str:
-    """Where the ledger lives: the engine's own words (a PostgreSQL ledger says
-    "PostgreSQL · user@host:5432/db"), else the SQLite file's path."""
-    loc = getattr(engine, "location", None)
-    if loc:
-        return str(loc)
-    path = getattr(engine, "path", None)
-    return str(path) if path is not None else ""
 
 
 class MainWindow(QMainWindow):
@@ -141,6 +105,8 @@ class MainWindow(QMainWindow):
                                             " border-bottom: 1px solid #e0c36a;")
         self.read_only_banner.hide()
         v.addWidget(self.read_only_banner)
+        self.notices = NoticeArea()  # what went wrong and what to do (troubles.py)
+        v.addWidget(self.notices)
         v.addWidget(self.tabs, 1)
         self.setCentralWidget(central)
         self.engine_label, self.endpoint_label = QLabel("Opening the ledger…"), QLabel()
@@ -156,18 +122,22 @@ class MainWindow(QMainWindow):
 
         self.watcher = ExternalWrites(self.client, parent=self)
         self.endpoint = EndpointController(self.client, state.settings, self)
-        self.endpoint.state_changed.connect(self._on_endpoint_state)
+        self.endpoint.state_changed.connect(self.show_endpoint_state)
         self.endpoint.error.connect(self._show_error)
+        self.troubles = Troubles(self)
         self.tray = TrayController(self.endpoint, tray_available, self)
         self.tray.open_requested.connect(self.bring_to_front)
         self.tray.quit_requested.connect(self.quit)
         self.models.status_changed.connect(self._on_ollama_status)
         self._told_about_ollama = False
-        self.models.settings_requested.connect(self._open_settings)
+        self.models.settings_requested.connect(self.open_settings)
         self._ollama_timer = QTimer(self, interval=OLLAMA_PROBE_MS)
         self._ollama_timer.setObjectName("ollama_probe_timer")
         self._ollama_timer.timeout.connect(self._probe_ollama)
-        self._build_menu()
+        self.data_dialog: Any = None
+        self.connect_dialog: Any = None
+        self._restart_endpoint = False  # a ledger switch stopped it: start it on the new one
+        build_menus(self)
         self._chain_focus()
         self._quitting = False
         self._told_about_tray = False
@@ -181,70 +151,12 @@ class MainWindow(QMainWindow):
         self.client.warm.connect(lambda: self.engine_label.setText("Embedder ready"))
         self.client.error.connect(self._show_error)
         self.client.open_failed.connect(self._on_open_failed)
+        self.client.reopen_failed.connect(self._on_switch_failed)
         self.client.changed.connect(self._on_changed)
         self.ledger.model.loaded.connect(self._mark_interactive)
-        self._on_endpoint_state()
+        self.show_endpoint_state()
         if self.client.engine is not None:  # the worker beat us to it
             self._on_ready()
-
-    def _build_menu(self) -> None:
-        m = self.menuBar().addMenu("&File")
-        self.write_actions: list[QAction] = []  # off while the ledger is read-only
-        for text, keys, slot in (
-                ("Import statements…", "Ctrl+I", self._import),
-                ("Settings…", QKeySequence.StandardKey.Preferences, lambda: open_settings(self)),
-                ("Re-embed the ledger…", "Ctrl+Shift+E", lambda: run_reindex(self)),
-                ("Quit", QKeySequence.StandardKey.Quit, self.quit)):
-            act = QAction("&" + text, self)
-            if keys is not None:
-                act.setShortcut(QKeySequence(keys))
-            if act.shortcut().isEmpty():  # the platform has no standard key for it
-                act.setShortcut(QKeySequence({"Settings…": "Ctrl+,", "Quit": "Ctrl+Q"}[text]))
-            act.triggered.connect(slot)
-            m.addAction(act)
-            if text.startswith(("Import", "Re-embed")):
-                self.write_actions.append(act)
-        self.edit = EditMenu(self, self.state)  # Edit → Undo (Ctrl+Z)
-        mem = self.menuBar().addMenu("&Memory")
-        mem.addAction(self.tray.memory_action)
-        mem.addAction(self.tray.endpoint_action)
-        if self.tray.memory_action.shortcut().isEmpty():
-            self.tray.memory_action.setShortcut(QKeySequence("Ctrl+Shift+M"))
-        if self.tray.endpoint_action.shortcut().isEmpty():
-            self.tray.endpoint_action.setShortcut(QKeySequence("Ctrl+Shift+P"))
-        for act in (self.tray.memory_action, self.tray.endpoint_action):
-            self.addAction(act)  # the shortcut works while the window has focus
-        view = self.menuBar().addMenu("&View")
-        for i in range(self.tabs.count()):
-            title = self.tabs.tabText(i)
-            act = QAction({"Latency": "Lat&ency"}.get(title, "&" + title), self)
-            act.setShortcut(QKeySequence(f"Ctrl+{i + 1}"))
-            act.triggered.connect(lambda _c=False, i=i: self.tabs.setCurrentIndex(i))
-            view.addAction(act)
-        view.addSeparator()
-        now = QAction("As of &now", self)
-        now.setShortcut(QKeySequence("Ctrl+0"))
-        now.triggered.connect(self.asof.go_now)
-        view.addAction(now)
-        known = QAction("&Known at (transaction time)", self)
-        known.setCheckable(True)
-        known.setShortcut(QKeySequence("Ctrl+Shift+K"))
-        known.setToolTip("The as-of instant reads the ledger as it was known then")
-        known.toggled.connect(self.asof.set_known_mode)
-        self.state.known_at_changed.connect(known.setChecked)
-        self.known_action = known
-        view.addAction(known)
-        space = QAction("Choose the &space", self)
-        space.setShortcut(QKeySequence("Ctrl+Shift+S"))
-        space.triggered.connect(self._focus_space)
-        view.addAction(space)
-        self.space_toolbar.toggleViewAction().setShortcut(QKeySequence("Ctrl+Shift+T"))
-        self.space_toolbar.toggleViewAction().setText("Space tool&bar")
-        view.addAction(self.space_toolbar.toggleViewAction())
-        find = QAction("&Find in the ledger", self)
-        find.setShortcut(QKeySequence.StandardKey.Find)
-        find.triggered.connect(self._focus_search)
-        view.addAction(find)
 
     def focus_chain(self) -> list[QWidget]:
         """The window's Tab order: the space, the as-of bar, the tabs, then the current view's
@@ -253,22 +165,33 @@ class MainWindow(QMainWindow):
         if self.latency is not None:
             views.append(self.latency)
         views += [self.audit, self.models]
+        banners = [b for banner in self.notices.banners.values()
+                   for b in (*banner.buttons.values(), banner.dismiss_button)]
         return [self.spaces.combo, self.asof.slider, self.asof.edit, self.asof.now_button,
                 self.asof.valid_button, self.asof.known_button,
-                self.tabs.tabBar(), *(w for v in views for w in v.focus_chain())]
+                self.tabs.tabBar(), *(w for v in views for w in v.focus_chain()), *banners]
 
     def _chain_focus(self) -> None:
         chain = self.focus_chain()
         for a, b in pairwise(chain):
             QWidget.setTabOrder(a, b)
 
+    def refresh_focus_chain(self) -> None:
+        """A banner came or went: its buttons follow the views in the Tab order."""
+        self._chain_focus()
+
     # --- startup ------------------------------------------------------------------------------
     def _on_ready(self) -> None:
         reason = getattr(self.client.engine, "read_only_reason", None)
         if reason:
             self._show_read_only(reason)
+        elif self.state.read_only:  # switched from a read-only ledger to a writable one
+            self._show_writable()
+        self.notices.dismiss("ledger")
         self.engine_label.setText("Loading the embedder…")
         self._show_location()
+        if self.ledger_file():
+            recent.remember(self.ledger_file())
         self.spaces.refresh()
         self.ledger.start()
         self.timeline.start()
@@ -280,6 +203,34 @@ class MainWindow(QMainWindow):
                            self.client.engine)
         if self.tabs.currentIndex() == TABS.index("latency"):
             self._build_latency()
+        if self._background_started:  # a switch to another ledger: load its embedder
+            self.client.warm_up()
+            if self._restart_endpoint:
+                self._restart_endpoint = False
+                self.endpoint.start()
+            self.statusBar().showMessage(f"Opened {ledger_location(self.client.engine)}", 8000)
+
+    def ledger_file(self) -> str:
+        """The ledger file in use ("" for a team ledger or none)."""
+        return switching.ledger_file(self)
+
+    def choose_ledger(self) -> None:
+        """File → Open ledger…: pick a ledger file and switch to it."""
+        switching.choose_ledger(self)
+
+    def switch_ledger(self, path: str | Path) -> None:
+        """Open the ledger at `path` in place of this one (switching.py)."""
+        switching.switch_ledger(self, path)
+
+    def _on_switch_failed(self, _exc: BaseException) -> None:
+        """The other ledger did not open: this one stays, with what served it (the banner says
+        why, troubles.py)."""
+        self.engine_label.setText("Embedder ready" if self.client.is_warm else "")
+        self.watcher.watch(self.client.engine.metrics, self.client.worker_ident,
+                           self.client.engine)
+        if self._restart_endpoint:
+            self._restart_endpoint = False
+            self.endpoint.start()
 
     def _show_location(self) -> None:
         """Which ledger the app is on, in the status bar (elided; the full text in a tooltip)."""
@@ -293,13 +244,21 @@ class MainWindow(QMainWindow):
         self.read_only_banner.setText(
             f"<b>Read-only ledger</b> ({reason}). You can browse, replay and query it; "
             "ingest, import, review, forget and re-embed are off. To write, make the ledger "
-            "file and its folder writable and restart MemStrata.")
+            "file and its folder writable and open it again (File → Open ledger…).")
         self.read_only_banner.show()
         self.setWindowTitle("MemStrata (read-only)")
         self.ingest.setEnabled(False)
         for act in self.write_actions:
             act.setEnabled(False)
         self.review.reload()  # its buttons follow state.read_only
+
+    def _show_writable(self) -> None:
+        self.state.read_only = None
+        self.read_only_banner.hide()
+        self.setWindowTitle("MemStrata")
+        self.ingest.setEnabled(True)
+        for act in self.write_actions:
+            act.setEnabled(True)
 
     def _mark_interactive(self) -> None:
         if not self._interactive:
@@ -354,8 +313,10 @@ class MainWindow(QMainWindow):
         self.tabs.setCurrentIndex(TABS.index(name))
 
     def _on_ollama_status(self, st: Any) -> None:
-        """The tray's GPU line; once, in the status bar, what the first probe found missing."""
+        """The tray's GPU line; a banner when Ollama is needed and not running; once, in the
+        status bar, what the first probe found missing."""
         self.tray.set_ollama(st.gpu_summary())
+        self.troubles.ollama_status(st)
         if self._told_about_ollama or self.statusBar().currentMessage():
             return  # said once, and never over another message
         self._told_about_ollama = True
@@ -370,13 +331,30 @@ class MainWindow(QMainWindow):
                 f"The extraction model {wanted} is not installed in Ollama: pull it in the "
                 "Models tab (Ctrl+8)", 15000)
 
-    def _open_settings(self) -> None:
+    def open_settings(self) -> None:
         open_settings(self)
         self.models.refresh()
+
+    def connect_tool(self) -> Any:
+        """Memory → Connect a tool…: addresses, snippets, a test request (one window)."""
+        from .connect_dialog import ConnectDialog
+
+        if self.connect_dialog is None:
+            self.connect_dialog = ConnectDialog(self)
+            self.connect_dialog.finished.connect(self._connect_closed)
+        self.connect_dialog.show()
+        self.connect_dialog.raise_()
+        return self.connect_dialog
+
+    def _connect_closed(self, _r: int) -> None:
+        if self.connect_dialog is not None:
+            self.connect_dialog.deleteLater()
+            self.connect_dialog = None
 
     def _probe_ollama(self) -> None:
         if not self.is_shut_down:
             self.models.refresh()  # one probe at a time: a call during one is dropped
+            self.troubles.check_endpoint()
 
     def _on_tab(self, index: int) -> None:
         if TABS[index] == "models":
@@ -402,24 +380,32 @@ class MainWindow(QMainWindow):
         self.tabs.setTabToolTip(i, f"{n} extraction{'s' if n != 1 else ''} awaiting review")
         self.tray.set_review_count(n)
 
-    def _on_endpoint_state(self) -> None:
+    def show_endpoint_state(self) -> None:
+        """The status bar's endpoint part: its address, or why it is not running."""
         ep = self.endpoint
         mem = "memory on" if ep.memory_enabled else "memory OFF"
+        problem = getattr(getattr(self, "troubles", None), "endpoint_problem", None)
         if not ep.available:
             self.endpoint_label.setText(f"Endpoint not installed · {mem}")
         else:
             narrow = self.width() < NARROW  # the status-bar counts need the room
+            stopped = (f"Endpoint: {problem}" if narrow else f"Endpoint stopped: {problem}"
+                       ) if problem else "Endpoint stopped"
             where = (("Endpoint on" if narrow else f"Endpoint {ep.url}") if ep.running
-                     else "Endpoint stopped")
+                     else stopped)
             self.endpoint_label.setText(f"{where} · {mem}")
-            self.endpoint_label.setToolTip(f"Endpoint {ep.url}" if ep.running else "")
+            self.endpoint_label.setToolTip(
+                f"Endpoint {ep.url}" if ep.running else
+                f"{stopped}. {ep.last_error or ''}".strip() if problem else "")
         self.setWindowIcon(strata_icon(ep.memory_enabled, ep.running if ep.available else None))
 
     def resizeEvent(self, event: Any) -> None:
         super().resizeEvent(event)
+        if hasattr(self, "notices"):
+            self.notices.fit(self.height())
         self.engine_label.setVisible(self.width() >= NARROW)
         if hasattr(self, "endpoint"):
-            self._on_endpoint_state()
+            self.show_endpoint_state()
         self._fit_status()
 
     def _fit_status(self) -> None:
@@ -429,14 +415,17 @@ class MainWindow(QMainWindow):
                                  else self._stats_full)
 
     def _on_open_failed(self, message: str) -> None:
-        """Say what happened and what to do; the window stays up so Settings can be reached."""
+        """Say what happened and what to do; the window stays up so Settings and File → Open
+        ledger… can be reached."""
         from PySide6.QtWidgets import QMessageBox
 
         self.engine_label.setText("Ledger not open")
+        exc = self.client.open_error or RuntimeError(message)
+        self.troubles.show(ledger_failed(exc))
         self.statusBar().showMessage(message)
         advice = ("Close other programs using this ledger (another MemStrata, `memstrata "
-                  "serve`), or start with --db to open another file." if "locked" in message
-                  else "Start with --db to open another file.")
+                  "serve`), or open another file with File → Open ledger…" if "locked" in message
+                  else "Open another file with File → Open ledger… (or start with --db).")
         box = QMessageBox(QMessageBox.Icon.Critical, "MemStrata", f"{message}\n\n{advice}",
                           parent=self)
         box.setObjectName("open_failed_box")
@@ -448,17 +437,17 @@ class MainWindow(QMainWindow):
             self._start_background()
         self.statusBar().showMessage(message, 10000)
 
-    def _focus_space(self) -> None:
+    def focus_space(self) -> None:
         self.space_toolbar.show()
         combo = getattr(self.spaces, "combo", self.spaces)
         combo.setFocus()
 
-    def _focus_search(self) -> None:
+    def focus_search(self) -> None:
         self.show_view("ledger")
         self.ledger.search.setFocus()
         self.ledger.search.selectAll()
 
-    def _import(self) -> None:
+    def import_statements(self) -> None:
         self.show_view("ingest")
         self.ingest._pick_file()
 

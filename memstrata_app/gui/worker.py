@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -57,22 +57,55 @@ class _Worker(QObject):
     progressed = Signal(object, int, int)  # operation, done, total
     closed = Signal()
 
+    reopened = Signal(object, object)  # the new engine, the old one (closed)
+    prepare_failed = Signal(str)  # an `after_open` function failed: what happened
+    reopen_failed = Signal(object)  # the exception; the engine in use stays open
+
     def __init__(self, opener: Callable[[], Any]):
         super().__init__()
         self._opener = opener
         self.engine: Any = None
         self.ident: int | None = None
+        self.after_open: list[EngineFn] = []  # run on each engine opened (settings in force)
+
+    def _prepared(self, engine: Any) -> Any:
+        for fn in self.after_open:
+            try:
+                fn(engine)
+            except Exception as e:
+                log.exception("preparing the ledger failed")
+                self.prepare_failed.emit(f"{getattr(fn, '__name__', 'setting up')} failed: {e}")
+        return engine
 
     @Slot()
     def open(self) -> None:
         self.ident = threading.get_ident()
         try:
-            self.engine = self._opener()
+            self.engine = self._prepared(self._opener())
         except BaseException as e:
             log.exception("could not open the ledger")
             self.open_failed.emit(e)
             return
         self.opened.emit(self.engine)
+
+    @Slot(object)
+    def reopen(self, opener: Callable[[], Any]) -> None:
+        """Open another ledger; only once it is open is the one in use closed (a file that
+        cannot be opened leaves the app where it was)."""
+        try:
+            new = self._prepared(opener())
+        except BaseException as e:
+            log.warning("could not open the other ledger: %s", e)
+            self.reopen_failed.emit(e)
+            return
+        old, self.engine = self.engine, new
+        self._opener = opener
+        if old is not None:
+            try:
+                old.close()
+            except Exception:
+                log.exception("closing the previous ledger failed")
+        self.reopened.emit(new, old)
 
     @Slot(object)
     def run(self, op: Operation) -> None:
@@ -114,29 +147,45 @@ class _Worker(QObject):
 class EngineClient(QObject):
     """The GUI's handle on the engine: `submit` operations, listen to `changed`."""
 
-    ready = Signal()  # the ledger is open (the embedder may still be loading)
+    ready = Signal()  # the ledger is open (the embedder may still be loading); again after
+    # a switch to another ledger (`reopen`)
     warm = Signal()  # the embedder is loaded
+    warm_failed = Signal(object)  # the embedder could not load: the exception
     error = Signal(str)  # a failure nobody handled, for the status bar
     open_failed = Signal(str)  # the ledger could not be opened: what happened
+    reopen_failed = Signal(object)  # another ledger could not be opened (the exception)
+    store_failed = Signal(object)  # a ledger failure (locked, damaged, read-only), handled or not
     changed = Signal(object)  # Change
     busy = Signal(bool)
     _run = Signal(object)
     _close = Signal()
+    _reopen = Signal(object)
 
-    def __init__(self, opener: Callable[[], Any], parent: QObject | None = None):
+    def __init__(self, opener: Callable[[], Any], parent: QObject | None = None,
+                 open_path: Callable[[Path | str], Any] | None = None,
+                 after_open: Sequence[EngineFn] = ()):
         super().__init__(parent)
         self.engine: Any = None  # for the endpoint and metrics only; engine calls go via submit
         self.is_warm = False
+        self.open_error: BaseException | None = None  # why the ledger could not be opened
+        self.switching = False  # a switch to another ledger is under way
+        # how to open another ledger (File → Open ledger…): the same embedder and options
+        self.open_path = open_path or _default_open_path
         self._closing = False
         self._pending = 0
         self._live: set[Operation] = set()
         self._thread = QThread()
         self._thread.setObjectName("memstrata-engine")
         self._worker = _Worker(opener)
+        self._worker.after_open.extend(after_open)  # before the thread starts: the first open
         self._worker.moveToThread(self._thread)
         self._thread.started.connect(self._worker.open)
         self._run.connect(self._worker.run)
         self._close.connect(self._worker.close)
+        self._reopen.connect(self._worker.reopen)
+        self._worker.reopened.connect(self._on_reopened)
+        self._worker.prepare_failed.connect(self.error)
+        self._worker.reopen_failed.connect(self._on_reopen_failed)
         self._worker.opened.connect(self._on_opened)
         self._worker.open_failed.connect(self._on_open_failed)
         self._worker.done.connect(self._on_done)
@@ -145,15 +194,25 @@ class EngineClient(QObject):
         self._thread.start()
 
     @classmethod
-    def for_path(cls, path: Path | str, embedder: Any = "local", **kw: Any) -> EngineClient:
-        """A client whose worker opens the ledger at `path`."""
+    def for_path(cls, path: Path | str, embedder: Any = "local",
+                 after_open: Sequence[EngineFn] = (), **kw: Any) -> EngineClient:
+        """A client whose worker opens the ledger at `path` (and, on File → Open ledger…,
+        others the same way); `after_open` runs on each ledger opened."""
 
-        def opener() -> Any:
+        def open_path(where: Path | str) -> Any:
             from memstrata_app.engine import MemoryEngine
 
-            return MemoryEngine.open(path, embedder=embedder, **kw)
+            return MemoryEngine.open(where, embedder=embedder, **kw)
 
-        return cls(opener)
+        return cls(lambda: open_path(path), open_path=open_path, after_open=after_open)
+
+    def reopen(self, path: Path | str) -> None:
+        """Switch to the ledger at `path` on the worker: `ready` fires again once it is open
+        (the old one is closed then), `reopen_failed` if it cannot be opened."""
+        if self._closing:
+            return
+        self.switching = True
+        self._reopen.emit(lambda: self.open_path(path))
 
     # --- submitting ---------------------------------------------------------------------------
     def submit(self, op: Operation) -> Operation:
@@ -174,13 +233,18 @@ class EngineClient(QObject):
         return self.submit(Operation(name, fn, success, failure, writes))
 
     def warm_up(self) -> None:
-        """Load the embedder on the worker; `warm` fires when it is ready."""
+        """Load the embedder on the worker; `warm` fires when it is ready, `warm_failed`
+        (with the exception) when it cannot load."""
 
         def done(_: Any) -> None:
             self.is_warm = True
             self.warm.emit()
 
-        self.call("warm_up", lambda e: e.warm_up(), done)
+        def failed(exc: BaseException) -> None:
+            log.warning("the embedder could not load: %s", exc)
+            self.warm_failed.emit(exc)
+
+        self.call("warm_up", lambda e: e.warm_up(), done, failed)
 
     @property
     def pending(self) -> int:
@@ -199,7 +263,24 @@ class EngineClient(QObject):
 
     @Slot(object)
     def _on_open_failed(self, exc: BaseException) -> None:
+        self.open_error = exc
         self.open_failed.emit(f"Could not open the ledger: {exc}")
+
+    @Slot(object, object)
+    def _on_reopened(self, engine: Any, _old: Any) -> None:
+        self.switching = False
+        if self._closing:
+            return
+        self.engine = engine
+        self.open_error = None
+        self.is_warm = False  # the new engine's embedder loads next (the window asks)
+        self.ready.emit()
+
+    @Slot(object)
+    def _on_reopen_failed(self, exc: BaseException) -> None:
+        self.switching = False
+        if not self._closing:
+            self.reopen_failed.emit(exc)
 
     def _finish(self, op: Operation) -> None:
         self._live.discard(op)
@@ -229,6 +310,8 @@ class EngineClient(QObject):
             op.failure(exc)
         else:
             self.error.emit(f"{op.name} failed: {exc}")
+        if _is_store_error(exc):  # locked, damaged, read-only: the window says what to do
+            self.store_failed.emit(exc)
         if _is_cancel(exc) and op.writes:  # a cancelled bulk job may have written some items
             self.changed.emit(Change(frozenset(op.writes), op.name))
 
@@ -259,3 +342,13 @@ def _cancelled(op: Operation) -> BaseException:
 
 def _is_cancel(exc: BaseException) -> bool:
     return type(exc).__name__ == "Cancelled"
+
+
+def _is_store_error(exc: BaseException) -> bool:
+    return type(exc).__name__ in ("StoreLocked", "StoreCorrupt", "StoreReadOnly")
+
+
+def _default_open_path(path: Path | str) -> Any:
+    from memstrata_app.engine import MemoryEngine
+
+    return MemoryEngine.open(path)
