@@ -83,7 +83,7 @@ class IngestView(QWidget):
         row.addWidget(self.remember)
         self.results = QListWidget()
         self.results.setObjectName("ingest_results")
-        self.import_button = QPushButton("Im&port file…")
+        self.import_button = QPushButton("Import fil&e…")
         self.import_button.clicked.connect(self._pick_file)
         self.progress = QProgressBar()
         self.progress.setObjectName("import_progress")
