@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 from pathlib import Path
 
 from .. import paths
+from ..engine.ledger.files import write_private
 
 log = logging.getLogger(__name__)
 FILE_NAME = "recent_ledgers.json"
@@ -37,10 +37,8 @@ def remember(location: str | Path) -> list[str]:
         return load()
     loc = str(Path(loc).expanduser().resolve())
     items = [loc, *(p for p in load() if p != loc)][:KEEP]
-    tmp = _file().with_suffix(".tmp")
-    try:
-        tmp.write_text(json.dumps(items, indent=1), "utf-8")
-        os.replace(tmp, _file())
+    try:  # owner-only like everything in the data folder (it names the user's files)
+        write_private(_file(), json.dumps(items, indent=1).encode("utf-8"))
     except OSError as e:
         log.warning("could not save the recent ledgers: %s", e)
     return items
