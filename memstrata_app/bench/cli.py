@@ -1,5 +1,5 @@
 """`memstrata bench`: the evaluation suite (default), `perf`, `ttfb`, `conversations`,
-`embedders`, `retrieval` and `governance` subcommands."""
+`embedders`, `retrieval`, `governance` and `adversarial` subcommands."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ def _parser() -> argparse.ArgumentParser:
         prog="memstrata bench",
         description="Marker-free evolving-fact benchmarks: naive_rag, recency_rag and the "
                     "engine on the same embedder and k. Subcommands: perf, ttfb, "
-                    "conversations, embedders, retrieval, governance.")
+                    "conversations, embedders, retrieval, governance, adversarial.")
     p.add_argument("--quick", action="store_true", help="fewer items per family (< 2 min)")
     p.add_argument("--out", type=Path,
                    help="write report.json and report.md here (full runs default to ./bench-out)")
@@ -65,6 +65,10 @@ def main(argv: list[str] | None = None) -> int:
         from memstrata_app.bench import retrieval
 
         return int(retrieval.main(args[1:]) or 0)
+    if args and args[0] == "adversarial":
+        from memstrata_app.bench import adversarial
+
+        return int(adversarial.main(args[1:]) or 0)
     if args and args[0] == "embedders":
         from memstrata_app.bench import embedders
 

@@ -14,7 +14,9 @@ from .toolspeak import person_words
 
 BLOCK_OPEN = "<memstrata-memory>"
 BLOCK_CLOSE = "</memstrata-memory>"
-_BLOCK_RE = re.compile(r"\s*<memstrata-memory>.*?(?:</memstrata-memory>|\Z)", re.S)
+# the spaces before a block, from where their run begins (`\s*` tried inside a long run of
+# spaces would rescan it from each of its positions)
+_BLOCK_RE = re.compile(r"(?:(?<!\s)\s+)?<memstrata-memory>.*?(?:</memstrata-memory>|\Z)", re.S)
 MAX_HIT_CHARS = 400
 
 

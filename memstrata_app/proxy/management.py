@@ -136,6 +136,12 @@ async def json_body(request: Request) -> dict[str, Any]:
         raise BadRequest(str(e)) from None
 
 
+def client_of(request: Request) -> str | None:
+    """Whose understanding slots an ingest uses: the client's User-Agent, as for its chat
+    turns (memory.ClientSlots)."""
+    return request.headers.get("user-agent", "")[:80] or None
+
+
 def check_text_size(text: str, name: str, request: Request) -> None:
     """Refuse (413) a text longer than one ingest may carry."""
     limit = limits_of(request).max_ingest_chars
@@ -198,7 +204,7 @@ def routes(memory: MemoryService, upstream: Upstream) -> list[Route]:
     async def explain(request: Request) -> Any:
         """What ingesting the text would do (the write path, rolled back): nothing written."""
         text, source, at, space = await ingest_args(request)
-        res = await run_in_threadpool(eng.explain, text, source, at, space)
+        res = await memory.run(client_of(request), eng.explain, text, source, at, space)
         return {"dry_run": True, **res.to_dict()}
 
     async def ingest_args(request: Request) -> tuple[str, str, datetime | None, str | None]:
@@ -214,7 +220,7 @@ def routes(memory: MemoryService, upstream: Upstream) -> list[Route]:
 
     async def ingest(request: Request) -> Any:
         text, source, at, space = await ingest_args(request)
-        res = await run_in_threadpool(eng.ingest, text, source, at, space)
+        res = await memory.run(client_of(request), eng.ingest, text, source, at, space)
         return res.to_dict()
 
     async def query(request: Request) -> Any:

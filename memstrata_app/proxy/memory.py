@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
+import anyio
 from starlette.concurrency import run_in_threadpool
 
 from ..engine import StoreReadOnly
@@ -20,6 +23,40 @@ log = logging.getLogger(__name__)
 
 MAX_INGEST_CHARS = 8000  # longer turns are pasted files or logs, not statements
 MAX_QUERY_CHARS = 1000  # the question usually ends the turn; the embedder reads ~256 tokens
+READERS_PER_CLIENT = 2  # memory steps and ingests one client may have running at once
+
+
+class ClientSlots:
+    """At most `per_client` understanding jobs (a chat turn's memory step, an ingest) running
+    per client (its User-Agent); a client's further jobs wait for its own slots, never for
+    another's.
+
+    Reading a turn is CPU work in threads that share one interpreter lock: without this, a
+    tool that sends sixteen heavy turns at once gets sixteen threads, and every other tool's
+    request runs at a sixteenth of the speed. With it, the heavy tool's turns queue behind
+    each other, and another tool's memory step shares the CPU with at most `per_client`
+    of them."""
+
+    def __init__(self, per_client: int = READERS_PER_CLIENT):
+        self.per_client = per_client
+        self._slots: dict[str, tuple[anyio.Semaphore, list[int]]] = {}  # key -> (slots, [users])
+
+    def waiting_or_running(self, client: str) -> int:
+        entry = self._slots.get(client)
+        return entry[1][0] if entry else 0
+
+    @contextlib.asynccontextmanager
+    async def held(self, client: str | None) -> AsyncIterator[None]:
+        key = client or ""
+        sem, users = self._slots.setdefault(key, (anyio.Semaphore(self.per_client), [0]))
+        users[0] += 1
+        try:
+            async with sem:
+                yield
+        finally:
+            users[0] -= 1
+            if users[0] == 0:  # nobody holds or waits: forget the key (user agents are unbounded)
+                self._slots.pop(key, None)
 
 
 @dataclass(frozen=True)
@@ -38,6 +75,12 @@ class MemoryService:
         self.engine = engine
         self.settings = settings
         self.enabled: bool = bool(settings.get("memory_enabled")) if enabled is None else enabled
+        self.slots = ClientSlots()
+
+    async def run(self, client: str | None, fn: Any, *args: Any) -> Any:
+        """`fn(*args)` in a worker thread, in one of `client`'s understanding slots."""
+        async with self.slots.held(client):
+            return await run_in_threadpool(fn, *args)
 
     async def recall(self, api: str, turns: Turns, space: str | None = None,
                      model: str | None = None, tool: str | None = None) -> Recall:
@@ -47,8 +90,8 @@ class MemoryService:
         if not turns.user:
             return Recall(None, "skipped")
         try:
-            return await run_in_threadpool(self._recall_sync, api, turns, space or GLOBAL,
-                                           model, tool)
+            return await self.run(tool, self._recall_sync, api, turns, space or GLOBAL, model,
+                                  tool)
         except Exception as e:  # memory must never take the request down
             log.warning("memory step failed, forwarding without memory: %s: %s",
                         type(e).__name__, e)

@@ -63,6 +63,8 @@ _DIR_PATTERNS = (
     # Zed: "… contains the following root directories:\n\n- `/p`" (the first root)
     re.compile(r"following root directories:\s*-[ \t]*`(?P<path>[^`\n]+)`", re.I),
 )
+_WINDOWS_ROOT = re.compile(r"\A(?:[A-Za-z]:|\\\\)")
+_NOT_SLUG = re.compile(r"[^a-z0-9._-]+")
 _ABSOLUTE = re.compile(r"\A(?:/|~(?:[/\\]|\Z)|[A-Za-z]:[\\/]|\\\\)")
 _HOME_LIKE = re.compile(r"\A(?:/(?:home|Users)/[^/]+|/root|/var/root|[A-Za-z]:[\\/]Users[\\/]"
                         r"[^\\/]+)[\\/]*\Z", re.I)
@@ -164,7 +166,7 @@ def _pure(path: str) -> PurePath | None:
     p = path.strip().rstrip("/\\") or path.strip()
     if p == "~" or p.startswith(("~/", "~\\")):
         p = str(Path.home()) + p[1:]
-    windows = bool(re.match(r"\A(?:[A-Za-z]:|\\\\)", p))
+    windows = bool(_WINDOWS_ROOT.match(p))
     pure: PurePath = PureWindowsPath(p) if windows else PurePosixPath(p)
     return pure if pure.is_absolute() else None
 
@@ -195,7 +197,7 @@ def _repo_root(path: str) -> PurePath | None:
 
 
 def _slug(name: str) -> str | None:
-    s = re.sub(r"[^a-z0-9._-]+", "-", name.casefold()).strip("-._")[:64].strip("-._")
+    s = _NOT_SLUG.sub("-", name.casefold()).strip("-._")[:64].strip("-._")
     if not s:
         return None
     try:

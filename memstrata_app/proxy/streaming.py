@@ -25,7 +25,7 @@ log = logging.getLogger(__name__)
 
 NDJSON, SSE = "ndjson", "sse"
 _HOLD_MAX = 4 * 1024 * 1024  # an unfinished line longer than this is passed on as it is
-_SEQ_VALUE = re.compile(rb"\s*:\s*(\d{1,18})")
+_SEQ_VALUE = re.compile(rb"(?:(?<!\s)\s+)?:\s*(\d{1,18})")  # spaces taken from their run's start
 _FINAL_JSON_MAX = 1024 * 1024  # a plain JSON answer up to this size is read for its durations
 
 

@@ -23,7 +23,8 @@ _WRAPPED_CONTEXT = re.compile(
     _SI,
 )
 # The person's words inside a wrapper (Cline's <task>, <feedback>, <user_message>).
-_UNWRAP = re.compile(r"<(task|feedback|user_message|user_query|query)>\s*(.*?)\s*</\1>", _SI)
+_UNWRAP = re.compile(
+    r"<(task|feedback|user_message|user_query|query)>\s*(.*?)(?:(?<!\s)\s+)?</\1>", _SI)
 
 # Aider appends its edit-format instructions to every user message (litellm, Ollama chat);
 # everything from the first of these lines on is the tool's, not the person's.

@@ -160,3 +160,51 @@ _URL_USERINFO = re.compile(
 _URL_PLACEHOLDER = re.compile(
     r"^(?:\$\{?[A-Za-z_]\w{0,80}\}?|\{\{[^{}]{0,80}\}\}|\{[A-Za-z_]\w{0,80}\}"
     r"|%\(\w{1,80}\)s|%s|\*{1,80}|x{3,80}|X{3,80}|\.{3}|…)$")
+
+# detect-secrets' keyword forms (`password = …`, `api_key: "…"`, `"…" == secret`, …), as
+# detect_secrets.plugins.keyword builds them, rewritten to run in time linear in the line:
+# theirs scan the rest of the line at every keyword (a no-op lookahead `(?=[^\v'"]*)` and an
+# unbounded `\w*` with backtracking), about 2.5 s for one 2,000-character line of
+# "passwordpassword…". Here the name after the keyword is at most 100 word characters,
+# taken whole; a comparison's quoted value does not contain its own quote. Otherwise they
+# match what theirs match (tests/security/test_secrets.py).
+_DENYLIST = ("api_?key|auth_?key|service_?key|account_?key|db_?key|database_?key|priv_?key|"
+             "private_?key|client_?key|db_?pass|database_?pass|key_?pass|password|passwd|pwd|"
+             "secret|contraseña|contrasena")
+_KEY_NAME = rf"({_DENYLIST})\w{{0,100}}+"
+_CLOSING = r"""[]'"]{0,2}"""
+_QUOTE = r"""['"`]"""
+_SECRET = r"""(?=\w)[^\v'"]*[^\v,'"`]"""
+KEYWORD_FORMS: tuple[tuple[re.Pattern[str], int], ...] = (
+    # key: value
+    (re.compile(rf"{_KEY_NAME}({_CLOSING})?:\s*({_QUOTE}?)({_SECRET})(\3)", re.I), 4),
+    # "value" == key
+    (re.compile(rf"({_QUOTE})((?=\w)(?:(?!\1)[^\v'\"])*[^\v,'\"`])(\1)\s*[!=]{{2,3}}\s*"
+                rf"\w{{0,100}}({_DENYLIST})\w*+"), 2),
+    # key = value, key == value, key !== value
+    (re.compile(rf"{_KEY_NAME}({_CLOSING})?\s*(={{1,3}}|!==?)\s*({_QUOTE}?)({_SECRET})(\4)",
+                re.I), 5),
+    # key …"value";
+    (re.compile(rf"{_KEY_NAME}[^\s]{{0,50}}?\s*({_QUOTE})({_SECRET})(\2);", re.I), 3),
+    # key: "value"
+    (re.compile(rf"{_KEY_NAME}({_CLOSING})?:(\s*)({_QUOTE})({_SECRET})(\4)", re.I), 5),
+    # key = "value"
+    (re.compile(rf"{_KEY_NAME}({_CLOSING})?\s*(={{1,3}}|!==?)\s*({_QUOTE})({_SECRET})(\4)",
+                re.I), 5),
+    # key => "value"
+    (re.compile(rf"{_KEY_NAME}({_CLOSING})?\s*=>?\s*({_QUOTE})({_SECRET})(\3)", re.I), 4),
+)
+
+# Three of detect-secrets' plugin expressions, rewritten to run in linear time: theirs
+# rescan the rest of a run from every "eyJ", "//" or "sk-" in it (quadratic: a minute for
+# 60 KB of "//"). Same findings on real tokens; bounded where a part was unbounded: a JWT
+# header of at most 4,096 characters, at most 256 between "sk-" and OpenAI's marker.
+LINEAR_DENYLISTS: dict[str, list[re.Pattern[str]]] = {
+    "JSON Web Token": [re.compile(
+        r"eyJ[A-Za-z0-9\-_=]{1,4096}+\.[A-Za-z0-9\-_=]+\.?[A-Za-z0-9\-_.+/=]*?")],
+    # the first "//" of a line stands for every later one (`.` stays on the line)
+    "NPM tokens": [re.compile(
+        r"^(?>[^\n]*?\/\/).+\/:_authToken=\s*((npm_.+)|([A-Fa-f0-9-]{36})).*", re.M)],
+    "OpenAI Token": [re.compile(
+        r"sk-[A-Za-z0-9\-_]{0,256}[A-Za-z0-9]{20}T3BlbkFJ[A-Za-z0-9]{20}")],
+}

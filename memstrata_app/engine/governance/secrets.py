@@ -56,6 +56,8 @@ from .secret_patterns import (
     _URL_USERINFO,
     _WORDS,
     ENTROPY_LIMIT,
+    KEYWORD_FORMS,
+    LINEAR_DENYLISTS,
 )
 
 log = logging.getLogger(__name__)
@@ -89,19 +91,18 @@ class _Detectors:
         from detect_secrets.filters import heuristic
         from detect_secrets.plugins.base import RegexBasedDetector
         from detect_secrets.plugins.high_entropy_strings import Base64HighEntropyString
-        from detect_secrets.plugins.keyword import (
-            CONFIG_DENYLIST_REGEX_TO_GROUP,
-            QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP,
-        )
 
         self.plugins: list[tuple[str, Any]] = []
         mapping: dict[str, Any] = dict(get_mapping_from_secret_type_to_class())
         for secret_type, cls in sorted(mapping.items()):
             if secret_type in _SKIPPED_PLUGINS or not issubclass(cls, RegexBasedDetector):
                 continue
-            self.plugins.append((secret_type, cls()))
-        self.keyword_forms: list[tuple[re.Pattern[str], int]] = list(
-            {**CONFIG_DENYLIST_REGEX_TO_GROUP, **QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP}.items())
+            plugin = cls()
+            if secret_type in LINEAR_DENYLISTS:  # theirs are quadratic (secret_patterns.py)
+                plugin.denylist = LINEAR_DENYLISTS[secret_type]
+            self.plugins.append((secret_type, plugin))
+        # detect-secrets' keyword forms, rewritten to run in linear time (secret_patterns.py)
+        self.keyword_forms: list[tuple[re.Pattern[str], int]] = list(KEYWORD_FORMS)
         self.entropy = Base64HighEntropyString(limit=ENTROPY_LIMIT)
         self.heuristic = heuristic
         self.extra = [(kind, re.compile(rx)) for kind, rx in _EXTRA_FORMATS]

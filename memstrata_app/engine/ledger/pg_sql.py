@@ -133,6 +133,8 @@ _VEC0 = re.compile(r"^\s*CREATE\s+VIRTUAL\s+TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?vec
                    re.I | re.S)
 _HAS_TABLE = re.compile(
     r"SELECT 1 FROM sqlite_master WHERE type='table' AND name='(\w+)'", re.I)
+_INSTR = re.compile(r"\binstr\(")
+_INSERT_ASSERTION = re.compile(r"^\s*INSERT\s+INTO\s+assertions\s*\(", re.I)
 _PLUS_COLUMN = re.compile(r"(?<![\w)'])\+(space|key|status)\b")
 
 
@@ -182,7 +184,7 @@ def translate_sql(sql: str) -> str | None:
     if s == _LEXICAL_INSERT:  # the terms arrive space-separated, to be taken as they are
         s = ("INSERT INTO lexical(rowid, terms)"
              " VALUES (?, array_to_tsvector(string_to_array(?, ' ')))")
-    s = re.sub(r"\binstr\(", "strpos(", s)
+    s = _INSTR.sub("strpos(", s)
     m = _OR_INSERT.match(s)
     if m:
         how, table, cols = m.group(1).upper(), m.group(2), m.group(3)
@@ -197,6 +199,6 @@ def translate_sql(sql: str) -> str | None:
             sets = ", ".join(f"{c.strip()} = excluded.{c.strip()}" for c in cols.split(",")
                              if c.strip() not in keys)
             s += f" ON CONFLICT ({target}) DO UPDATE SET {sets}"
-    if re.match(r"^\s*INSERT\s+INTO\s+assertions\s*\(", s, re.I) and "RETURNING" not in s.upper():
+    if _INSERT_ASSERTION.match(s) and "RETURNING" not in s.upper():
         s += " RETURNING id"
     return _swap_placeholders(s)

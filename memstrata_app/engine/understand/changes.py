@@ -32,7 +32,9 @@ _ROLLBACK_VERBS = ("rolled\\s+back|rolling\\s+back|roll\\s+back|rolled\\s+it\\s+
                    "changed\\s+back|set\\s+back|back(?=\\s+to\\b)")
 _VALUE = (r"(?P<{n}>[`'\"“]?[^\s,;]+(?:\s+(?!(?:to|from|for|with|in|on|at|and|because|"
           r"since|so|but|now|as|after|over|via|instead)\b)[^\s,;]+){{0,3}}?[`'\"”]?)")
-_END = (r"(?=\s*(?:$|[,;]|\s(?:because|since|so|but|and|now|after|as|for|in|on|at|over|via|"
+# A value ends where a clause does. `(?<!\s)`: a value never ends inside a run of spaces, so
+# the check runs once per run, not once per space of it (quadratic on long runs).
+_END = (r"(?<!\s)(?=\s*(?:$|[,;]|\s(?:because|since|so|but|and|now|after|as|for|in|on|at|over|via|"
         r"instead|which|once|until|while|when|today|yesterday|last|this|earlier|with|per|by|"
         r"across|through|during|before|thanks|due|to\s+(?:avoid|fix|keep|stop|make|reduce|"
         r"save|get|match))\b|\s[—–(-]))")
@@ -47,16 +49,22 @@ _WHO = (r"(?:(?:we|i|they|you|he|she|someone|ops|the\s+team|"
 _AUX = (r"(?:(?:have|has|had|just|finally|already|also|now|then|got|get|gets|was|were|is|are|"
         r"been|be|being)\s+)*")
 
+# The leading `(?>…)` commits to the first change verb of the clause: what may follow a
+# later one ("… from A to B", "… to B") may follow the first as well, so the first succeeds
+# whenever a later one would, and retrying each later verb only cost time (quadratic in a
+# clause of repeated verbs). Spaces after a lazy part are taken from where their run begins.
 # "bumped gunicorn workers from 8 to 12", "we switched from nose to pytest",
 # "prod Postgres upgraded from 14.10 to 15.6", "watchdog went from 8 s to 16 s"
 FROM_TO = re.compile(
-    rf"^(?P<pre>.*?)\b(?P<verb>{_CHANGE_VERBS})\b\s*(?P<mid>.*?)\s*\bfrom\s+{_v('old')}"
+    rf"^(?>(?P<pre>.*?)\b(?P<verb>{_CHANGE_VERBS})\b)\s*(?P<mid>.*?)(?:(?<!\s)\s+)?\bfrom\s+"
+    rf"{_v('old')}"
     rf"\s+(?:to|->|→|=>|into|over\s+to)\s+{_v('new')}{_END}",
     _I,
 )
 # "upgrade X to B", "X was bumped to B", "moved the API to 8080", "X is now set to B"
 TO_ONLY = re.compile(
-    rf"^(?P<pre>.*?)\b(?P<verb>{_CHANGE_VERBS})\b\s*(?P<mid>.*?)\s*\b(?:to|->|→|=>|into|"
+    rf"^(?>(?P<pre>.*?)\b(?P<verb>{_CHANGE_VERBS})\b)\s*(?P<mid>.*?)(?:(?<!\s)\s+)?"
+    rf"\b(?:to|->|→|=>|into|"
     rf"over\s+to|up\s+to|down\s+to)\s+{_v('new')}{_END}",
     _I,
 )
@@ -81,17 +89,21 @@ OUT_IN = re.compile(rf"^(?:the\s+)?{_v('old')}\s+(?:is\s+|'s\s+)?out\s*[,;]\s*(?
 INSTEAD = re.compile(
     rf"^(?:(?:we\s+)?(?:use|using|run|running|on|it'?s)\s+)?(?:the\s+)?{_v('new')}\s+"
     rf"instead\s+of\s+(?:the\s+)?{_v('old')}{_END}", _I)
+# The old value starts a word (`(?<![^\s,;])`): the leftmost start is a word's first
+# character anyway, and trying every character inside a long word was quadratic.
 ARROW = re.compile(
-    rf"^(?P<pre>.*?){_v('old')}\s*(?:->|→|=>|⟶|➡️?|>)\s*{_v('new')}(?P<post>.*)$", _I)
+    rf"^(?P<pre>.*?)(?<![^\s,;]){_v('old')}\s*(?:->|→|=>|⟶|➡️?|>)\s*{_v('new')}"
+    rf"(?P<post>.*+)$", _I)
 # "gunicorn is rolled back to 8 workers", "reverted the TTL to 300s", "back to 8080"
 ROLLBACK = re.compile(
-    rf"^(?P<pre>.*?)\b(?:{_ROLLBACK_VERBS})\b\s*(?P<mid>.*?)\s*\b(?:to|on|at)\s+{_v('new')}"
+    rf"^(?>(?P<pre>.*?)\b(?:{_ROLLBACK_VERBS})\b)\s*(?P<mid>.*?)(?:(?<!\s)\s+)?"
+    rf"\b(?:to|on|at)\s+{_v('new')}"
     rf"{_END}",
     _I,
 )
 # "we're back on cloudfront for the storefront", "physics is back on Havok"
 BACK_ON = re.compile(
-    rf"^(?:(?:we'?re|we\s+are|it'?s|they'?re|we\s+went)\s+|(?P<pre>.+?)\s+(?:is|are|went)\s+)"
+    rf"^(?:(?:we'?re|we\s+are|it'?s|they'?re|we\s+went)\s+|(?P<pre>.+?)(?<!\s)\s+(?:is|are|went)\s+)"
     rf"(?P<mid>)back\s+(?:on|to|with|at)\s+(?:the\s+)?{_v('new')}{_END}", _I)
 # "restored the 100 ms advertising interval", "reinstated `release` as the deploy branch"
 RESTORED = re.compile(
@@ -130,13 +142,13 @@ TOOK_OVER = re.compile(
 HANDED = re.compile(
     rf"^{_WHO}{_AUX}(?:handed|handing|hand|passed|passing|gave|giving|transferred|"
     rf"transferring|reassigned|reassigning)\s+(?:(?:ownership|responsibility)\s+"
-    rf"(?:of|for)\s+)?(?:the\s+)?(?P<thing>[^,;]+?)\s+(?:over\s+)?(?:to)\s+"
+    rf"(?:of|for)\s+)?(?:the\s+)?(?P<thing>[^,;]+?)(?<!\s)\s+(?:over\s+)?(?:to)\s+"
     rf"(?P<who>[A-Z][\w.\-]*(?:\s+[A-Z][\w.\-]*)?|the\s+[\w\-]+\s+team|[a-z]+\s+team|"
     rf"@[\w.\-/]+)(?:'s\s+team)?{_END}",
     _I,
 )
 POSSESSIVE = re.compile(
-    rf"^(?:the\s+)?(?P<thing>[\w`'\"\-./ ]+?)\s+(?:is|are)\s+(?:now\s+)?"
+    rf"^(?:the\s+)?(?P<thing>[\w`'\"\-./ ]+?)(?<!\s)\s+(?:is|are)\s+(?:now\s+)?"
     rf"(?P<who>[A-Z][\w\-]*|the\s+[\w\-]+\s+team)(?:'s|’s)(?:\s+(?:now|baby|problem|thing|"
     rf"area|call))?{_END}",
 )
@@ -150,12 +162,12 @@ _ON_CALL_THING = re.compile(r"^(?:the\s+)?(?:on[\s-]?call|pager|pager\s+duty|rot
 _TEAM = r"(?:@[\w.\-/]+|[A-Z][\w.\-]*(?:\s+[A-Z][\w.\-]*)?|the\s+[\w\-]+(?:\s+[\w\-]+)?\s+team)"
 # "payments moved under the checkout team", "finance models were transferred to @fin-data"
 MOVED_UNDER = re.compile(
-    rf"^(?:the\s+)?(?P<thing>[^,;]+?)\s+(?:(?:was|were|is|are|got|has\s+been|have\s+been)\s+)?"
+    rf"^(?:the\s+)?(?P<thing>[^,;]+?)(?<!\s)\s+(?:(?:was|were|is|are|got|has\s+been|have\s+been)\s+)?"
     rf"(?:moved\s+(?:under|over\s+to)|transferred\s+to|reassigned\s+to|handed\s+(?:over\s+)?to|"
     rf"passed\s+(?:over\s+)?to|now\s+(?:sits|lives)\s+(?:under|with))\s+(?P<who>{_TEAM})"
     rf"(?:'s\s+team)?{_END}")
 BELONGS = re.compile(
-    rf"^(?:the\s+)?(?P<thing>[^,;]+?)\s+(?:now\s+)?(?:belongs|belong)\s+to\s+"
+    rf"^(?:the\s+)?(?P<thing>[^,;]+?)(?<!\s)\s+(?:now\s+)?(?:belongs|belong)\s+to\s+"
     rf"(?P<who>[A-Z][\w.\-]*(?:\s+[A-Z][\w.\-]*)?|the\s+[\w\-]+(?:\s+[\w\-]+)?\s+team|"
     rf"[a-z\-]+\s+team){_END}",
 )
@@ -182,9 +194,25 @@ class Change:
 
 
 _LEAD = re.compile(rf"^{_WHO}{_AUX}", _I)
-_TAIL_FILLER = re.compile(r"\s+(?:now|again|too|as\s+well|today|back)$", _I)
+_TAIL_FILLER = re.compile(r"(?<!\s)\s+(?:now|again|too|as\s+well|today|back)$", _I)
 _THING_STOP = re.compile(r"^(?:it|them|that|this|things?|stuff|everything|over|up|down|back|"
                          r"we|i|they|you|us)$", _I)
+
+
+_TRAIL_AUX = re.compile(
+    r"(?<!\s)\s+(?:is|are|was|were|has|have|had|got|been|just|finally|also|now)$", _I)
+_TRAIL_PRONOUN = re.compile(r"\b(?:we|i|they|you)\s*$", _I)
+_LEAD_BACK = re.compile(r"^back\s+", _I)
+_TRAIL_ADVERB = re.compile(
+    r"(?<!\s)\s+(?:now|again|too|instead|then|as\s+well|permanently|for\s+good)$", _I)
+_FROM_WORD = re.compile(r"\bfrom\b", _I)
+_FLAG_WORD = re.compile(r"(?<!\s)\s+(?:flag|feature|toggle)$", _I)
+_CAPITALIZED = re.compile(r"[A-Z][a-z]+")
+_OUT_AT_END = re.compile(r"\bout\s*$")
+_RENAME_WORD = re.compile(r"\brenam", _I)
+_LEAD_PREPOSITION = re.compile(r"^\s*(?:for|on|in|of)\s+", _I)
+_LEAD_THE = re.compile(r"^the\s+", _I)
+_DIGIT = re.compile(r"\d")
 
 
 def _thing(pre: str, mid: str) -> str:
@@ -192,9 +220,8 @@ def _thing(pre: str, mid: str) -> str:
     bumped to")."""
     for part in (mid, pre):
         p = _LEAD.sub("", part.strip(" ,:;")).strip()
-        p = re.sub(r"\s+(?:is|are|was|were|has|have|had|got|been|just|finally|also|now)$",
-                   "", p, flags=_I)
-        p = re.sub(r"\b(?:we|i|they|you)\s*$", "", p, flags=_I).strip()
+        p = _TRAIL_AUX.sub("", p)
+        p = _TRAIL_PRONOUN.sub("", p).strip()
         p = _TAIL_FILLER.sub("", p).strip(" ,:;")
         if p and not _THING_STOP.match(p) and len(p.split()) <= 7:
             return p
@@ -202,9 +229,8 @@ def _thing(pre: str, mid: str) -> str:
 
 
 def _clean_value(v: str) -> str:
-    v = re.sub(r"^back\s+", "", v.strip().rstrip(".,;:!"), flags=_I)
-    v = re.sub(r"\s+(?:now|again|too|instead|then|as\s+well|permanently|for\s+good)$", "", v,
-               flags=_I)
+    v = _LEAD_BACK.sub("", v.strip().rstrip(".,;:!"))
+    v = _TRAIL_ADVERB.sub("", v)
     return v.strip()
 
 
@@ -212,7 +238,7 @@ _REVERT = re.compile(
     r"^(?:revert(?:ed|s|ing)?|undo|undid|rolled\s+back)\s+[\"“'](?P<inner>.+)[\"”']$", _I)
 _RENOVATE_NOUN = re.compile(r"^(?:dependency|module|package|plugin|helm\s+release|docker\s+tag|"
                             r"image|action|crate|gem)\s+", _I)
-_RENOVATE_TAIL = re.compile(r"\s+(?:action|docker\s+tag|digest|image|monorepo|packages?|"
+_RENOVATE_TAIL = re.compile(r"(?<!\s)\s+(?:action|docker\s+tag|digest|image|monorepo|packages?|"
                             r"in\s+go\.mod|in\s+[\w.\-/]+\.(?:toml|json|ya?ml|lock|mod|txt))$",
                             _I)
 
@@ -238,7 +264,7 @@ def find_change(text: str, doc: Any = None) -> Change | None:
 
 def _find_change(text: str, doc: Any = None) -> Change | None:
     m = ROLLBACK.match(text) or BACK_ON.match(text)
-    if m and not re.search(r"\bfrom\b", m.group("mid"), _I):
+    if m and not _FROM_WORD.search(m.group("mid")):
         thing = _thing(m.group("pre") or "", m.group("mid") or "") or _for_tail(text[m.end():])
         return Change(thing, _clean_value(m.group("new")), None, "parse:rollback",
                       rollback=True)
@@ -258,7 +284,7 @@ def _find_change(text: str, doc: Any = None) -> Change | None:
                       _clean_value(m.group("old")), "parse:change")
     m = TURNED.match(text)
     if m:
-        thing = re.sub(r"\s+(?:flag|feature|toggle)$", "", m.group("thing"), flags=_I)
+        thing = _FLAG_WORD.sub("", m.group("thing"))
         return Change(thing, m.group("new").lower(), None, "parse:change")
     m = ON_CALL.match(text)
     if m:
@@ -290,8 +316,7 @@ def _find_change(text: str, doc: Any = None) -> Change | None:
         return Change("", _clean_value(m.group("new")), _clean_value(m.group("old")),
                       "parse:replace")
     m = GONE.match(text) or RIP_OUT.match(text)
-    if m and re.fullmatch(r"[A-Z][a-z]+", m.group("old").strip()) and re.search(
-            r"\bout\s*$", text):
+    if m and _CAPITALIZED.fullmatch(m.group("old").strip()) and _OUT_AT_END.search(text):
         m = None  # "Marcus is out": a person away, not a value removed
     if m:
         return Change("", "", _clean_value(m.group("old")), "parse:gone", removal=True)
@@ -300,23 +325,23 @@ def _find_change(text: str, doc: Any = None) -> Change | None:
         thing = _thing(m.group("pre"), m.group("mid"))
         return Change(thing, _clean_value(m.group("new")), None, "parse:change")
     m = ARROW.match(text)
-    if m and re.search(r"\brenam", m.group("pre") or "", _I):
+    if m and _RENAME_WORD.search(m.group("pre") or ""):
         return Change(_clean_value(m.group("old")), _clean_value(m.group("new")), None,
                       "parse:rename", relation="name")
     if m:
-        thing = _thing(m.group("pre"), "") or _thing(re.sub(
-            r"^\s*(?:for|on|in|of)\s+", "", m.group("post") or "", flags=_I), "")
+        thing = _thing(m.group("pre"), "") or _thing(
+            _LEAD_PREPOSITION.sub("", m.group("post") or ""), "")
         return Change(thing, _clean_value(m.group("new")), _clean_value(m.group("old")),
                       "parse:arrow")
     return None
 
 
 def _who(w: str) -> str:
-    return re.sub(r"^the\s+", "", w.strip(), flags=_I)
+    return _LEAD_THE.sub("", w.strip())
 
 
 def _looks_like_value(w: str) -> bool:
-    return bool(re.search(r"\d", w))
+    return bool(_DIGIT.search(w))
 
 
 def _verb_governs(doc: Any, verb: str) -> bool:

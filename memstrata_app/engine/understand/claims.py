@@ -15,8 +15,9 @@ from datetime import datetime
 from typing import Any
 
 from ..types import Extraction
+from .bounds import TOO_LONG, bounded, holds_long_token
 from .changes import Change, find_change
-from .context import COMPONENT_HEAD, Context, component_label, find_context
+from .context import COMPONENT_HEAD, THE_ONE_WORD, Context, component_label, find_context
 from .discourse import COMMIT_LIKE, HEDGE, NEGATED_PAST, PLAN, Utterance, classify
 from .extract import extract
 from .normalize import normalize_entity, strip_wrapping
@@ -49,13 +50,22 @@ class Reading:
 
 def read(sentences: Sequence[str], at: datetime | Sequence[datetime], *,
          commit: bool = False) -> list[Reading]:
-    """Readings for sentences (parsed in one batch); `at`: one time, or one per sentence."""
+    """Readings for sentences (parsed in one batch); `at`: one time, or one per sentence.
+
+    Each sentence is read through its bounded form (bounds.py); the reading keeps the
+    sentence as it was said."""
     ats = [at] * len(sentences) if isinstance(at, datetime) else list(at)
-    utts = [classify(s, commit=commit) for s in sentences]
-    todo = [i for i, u in enumerate(utts) if u.kind == "statement" and u.core]
+    texts = [bounded(s) for s in sentences]
+    utts = [classify(t, commit=commit) if t is not None else _unread(s)
+            for s, t in zip(sentences, texts, strict=True)]
+    todo = [i for i, (u, t) in enumerate(zip(utts, texts, strict=True))
+            if u.kind == "statement" and u.core and t is not None]
     docs = dict(zip(todo, parse_many([utts[i].core for i in todo]), strict=True))
     out = []
     for i, (s, u) in enumerate(zip(sentences, utts, strict=True)):
+        if texts[i] is None:
+            out.append(Reading(s, u.kind, u.reason))
+            continue
         if u.kind != "statement":
             out.append(Reading(s, u.kind, u.reason))
             continue
@@ -69,6 +79,13 @@ def read(sentences: Sequence[str], at: datetime | Sequence[datetime], *,
     return out
 
 
+def _unread(sentence: str) -> Utterance:
+    """A sentence too long to read: a question if it ends like one, else plain text."""
+    if sentence.rstrip(" \"')]").endswith("?") or sentence.rstrip().endswith("?!"):
+        return Utterance("question", "", "a question, not a statement")
+    return Utterance("statement", "", TOO_LONG)
+
+
 def _claims(sentence: str, u: Utterance, doc: Any, at: datetime) -> list[Extraction]:
     out: list[Extraction] = []
     inherited = Context()
@@ -80,6 +97,8 @@ def _claims(sentence: str, u: Utterance, doc: Any, at: datetime) -> list[Extract
         if ctx.parts:
             inherited = Context(ctx.parts)
         for ex in _one_claim(text, doc, at):
+            if holds_long_token(ex):
+                continue  # its key or value would be a pasted blob, not a value
             fin = _finish(ex, sentence, ctx, text)
             out.append(replace(fin, broad=True) if ctx.broad and not fin.context else fin)
     seen: set[tuple[str, str, str, str]] = set()
@@ -150,7 +169,7 @@ def _from_change(ch: Change, text: str) -> list[Extraction]:
     attr = nv and _NAMED_ATTRIBUTE.get(nv.group("name").lower())
     if nv and attr and thing and not ch.relation:
         # "moved the API to port 8080": the attribute is named with the value
-        subject = re.sub(r"^(?:the|our|a|an)\s+", "", strip_wrapping(thing), flags=_I)
+        subject = _LEAD_DETERMINER.sub("", strip_wrapping(thing))
         return [Extraction(subject=subject, relation=attr, object=nv.group("ver"),
                            sentence=text, confidence=0.85, method=ch.method,
                            old_object=old, rollback=ch.rollback)]
@@ -200,12 +219,17 @@ _VALUE_TAIL = re.compile(
 )
 
 
+_LEAD_DETERMINER = re.compile(r"^(?:the|our|a|an)\s+", _I)
+_LEAD_BACK_NOW = re.compile(r"^(?:back|now)\s+(?=\S)", _I)
+_PORT_WORD = re.compile(r"\bport\b|:\d", _I)
+
+
 def _finish(ex: Extraction, sentence: str, ctx: Context, text: str) -> Extraction:
     """Attach the context and the whole sentence; canonical relation for value shapes."""
     parts = [p for p in (ex.context, ctx.key) if p]
     subj, rel, obj = ex.subject, ex.relation, ex.object
     lead = _LEAD_COMPONENT.match(text)
-    if lead and not ex.by_value and not re.match(r"(?i)the\s+\S+$", lead.group("c").strip()):
+    if lead and not ex.by_value and not THE_ONE_WORD.match(lead.group("c").strip()):
         comp = component_label(lead.group("c"))
         ns = normalize_entity(subj)
         if (comp not in ns and ns not in comp
@@ -219,12 +243,12 @@ def _finish(ex: Extraction, sentence: str, ctx: Context, text: str) -> Extractio
         if nv:
             parts.append(normalize_entity(subj))
             subj, rel, obj = nv.group("name"), "version", nv.group("ver")
-    obj = re.sub(r"^(?:back|now)\s+(?=\S)", "", obj, flags=_I)
+    obj = _LEAD_BACK_NOW.sub("", obj)
     m = _VALUE_TAIL.match(obj)
     if m and rel not in ("uses", "depends_on", "supports"):
         obj = m.group("v")
     if rel == "value":
-        if PORT_VALUE.match(obj) and re.search(r"\bport\b|:\d", text, _I):
+        if PORT_VALUE.match(obj) and _PORT_WORD.search(text):
             rel = "port"
         elif VERSION_RE.match(obj) and ("." in obj or obj[:1] in "vV"):
             rel = "version"
@@ -259,10 +283,11 @@ _CHANGE_WORDS = re.compile(r"\b(?:now|these\s+days|from\s+now\s+on|anymore|any\s
 
 # --- splitting a sentence into claims -----------------------------------------------------
 
-_SPLIT = re.compile(r"\s*;\s+|,\s*(?:and|but|while|plus|also)\s+|\s+(?:and|but|while)\s+|,\s+"
-                    r"|\s+\+\s+")
+# `(?<!\s)`: spaces are taken from where their run begins (linear on long runs of them)
+_SPLIT = re.compile(r"(?:(?<!\s)\s+)?;\s+|,\s*(?:and|but|while|plus|also)\s+"
+                    r"|(?<!\s)\s+(?:and|but|while)\s+|,\s+|(?<!\s)\s+\+\s+")
 _PROTECT = re.compile(r"`[^`]*`|\([^()]*\)|\"[^\"]*\"")
-_GAP = re.compile(r"^(?P<np>(?:the\s+|our\s+)?[\w`'\"\-./]+(?:\s+[\w`'\"\-./]+){0,3}?)\s+"
+_GAP = re.compile(r"^(?P<np>(?:the\s+|our\s+)?[\w`'\"\-./]+(?:\s+[\w`'\"\-./]+){0,3}?)(?<!\s)\s+"
                   r"(?P<rest>(?:on|at|to|in|=|:|->|→)\s+\S.*|`[^`]+`|v?\d\S*.*)$", _I)
 _VALUEISH = re.compile(r"\d|`")
 
@@ -336,4 +361,8 @@ def _imperative(doc: Any) -> bool:
 def _has_values(text: str) -> bool:
     """An imperative that states values done ("Bump X from 1.2 to 1.3", "Update Node.js to
     v20.11") reads as a commit subject, not a request."""
-    return bool(re.search(r"\bfrom\b.+\bto\b|→|->", text, _I) or COMMIT_LIKE.match(text))
+    return bool(_FROM_THEN_TO.search(text) or COMMIT_LIKE.match(text))
+
+
+# "from … to …" (the scan from one "from" stops at the next, so it stays linear), "→", "->"
+_FROM_THEN_TO = re.compile(r"\bfrom\b(?:(?!\bfrom\b).)+?\bto\b|→|->", _I)

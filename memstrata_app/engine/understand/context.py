@@ -30,13 +30,18 @@ PLATFORMS = {
 
 _ENV_WORDS = (r"prod|production|prd|staging|stage|stg|pre-?prod|dev|development|qa|uat|"
               r"sandbox|preview|local|ci")
+# A phrase's leading spaces are taken from where their run begins, never from inside it:
+# `\s*` tried at every position of a long run of spaces rescans the rest of the run each
+# time (quadratic); from the run's first space it is one scan. The leftmost match starts
+# there anyway, so what matches is unchanged.
+_SP = r"(?:(?<!\s)\s+)?"  # optional spaces, from the start of their run
 # "in prod", "on staging", "for dev", "(prod)", "in the staging env"; "locally";
 # "prod X" / "staging X" as a leading modifier.
 _ENV_PHRASE = re.compile(
-    rf"(?:\s*,?\s*\b(?:in|on|for|at|to|across)\s+(?:the\s+)?(?P<e1>{_ENV_WORDS})"
+    rf"(?:{_SP},?{_SP}\b(?:in|on|for|at|to|across)\s+(?:the\s+)?(?P<e1>{_ENV_WORDS})"
     rf"(?:\s+(?:env(?:ironment)?s?|cluster|stack|box|servers?|deploy(?:ment)?))?\b"
-    rf"|\s*\((?P<e2>{_ENV_WORDS})\)"
-    rf"|\s*,?\s*\b(?P<e3>locally|on\s+my\s+(?:machine|laptop|box))\b"
+    rf"|{_SP}\((?P<e2>{_ENV_WORDS})\)"
+    rf"|{_SP},?{_SP}\b(?P<e3>locally|on\s+my\s+(?:machine|laptop|box))\b"
     rf"|^(?P<e4>prod|production|staging|stg|dev|qa|uat|local|preprod)(?=\s+[a-z`'\"])"
     rf"|(?<=\s)(?P<e5>prod|production|staging|preprod)(?=\s+[a-z`'\"])(?!\s+(?:is|are|was|"
     rf"has|runs|uses|now)\b)"
@@ -45,19 +50,22 @@ _ENV_PHRASE = re.compile(
     _I,
 )
 _PLATFORM_PHRASE = re.compile(
-    r"(?:\s*,?\s*\b(?:in|on|for)\s+(?:the\s+)?(?P<p1>iOS|Android|macOS|Mac|Windows|Linux|PS5|"
+    rf"(?:{_SP},?{_SP}\b(?:in|on|for)\s+(?:the\s+)?(?P<p1>iOS|Android|macOS|Mac|Windows|Linux|"
+    r"PS5|"
     r"PS4|Xbox|Switch|Steam\s+Deck|Quest|arm64|x86|wasm)(?:\s+(?:builds?|apps?|side|targets?|"
     r"clients?|version))?\b"
     r"|^(?P<p2>iOS|Android|macOS|Windows|Linux|PS5|Xbox)(?=\s+\w)"
     r"|(?<=\s)(?P<p3>iOS|Android|PS5|Xbox)(?=\s+(?:app|build|client|target|sdk|version)s?\b))",
 )
 _REV_PHRASE = re.compile(
-    r"(?:\s*,?\s*\b(?:on|for|in)\s+)?\b(?:board\s+)?(?:rev(?:ision)?\.?\s*(?P<r>[A-Z0-9]{1,2}\b)"
+    rf"(?:{_SP},?{_SP}\b(?:on|for|in)\s+)?\b(?:board\s+)?(?:rev(?:ision)?\.?\s*"
+    r"(?P<r>[A-Z0-9]{1,2}\b)"
     r")",
     _I,
 )
 _REGION_PHRASE = re.compile(
-    r"(?:\s*,?\s*\b(?:in|on|for)\s+)?\b(?P<g>(?:us|eu|ap|sa|ca|me|af)-(?:north|south|east|west|"
+    rf"(?:{_SP},?{_SP}\b(?:in|on|for)\s+)?\b(?P<g>(?:us|eu|ap|sa|ca|me|af)-(?:north|south|"
+    r"east|west|"
     r"central|northeast|southeast|northwest|southwest)-?\d?)\b",
     _I,
 )
@@ -67,16 +75,17 @@ _COMPONENTS = (r"service|svc|api|app|worker|workers|backend|frontend|server|clus
                r"producer|monolith|team")
 # "in the billing service", "for the checkout api", "on the orders worker"
 _COMPONENT_PHRASE = re.compile(
-    rf"\s*,?\s*\b(?:in|for|inside|within)\s+(?:the\s+|our\s+)?"
+    rf"{_SP},?{_SP}\b(?:in|for|inside|within)\s+(?:the\s+|our\s+)?"
     rf"(?P<c>(?:[`'\"]?[\w.\-]+[`'\"]?\s+){{1,2}}(?:{_COMPONENTS}))\b",
     _I,
 )
 # Dependabot's and Renovate's "in /web": the manifest's folder is the context
-_DIR_PHRASE = re.compile(r"\s+in\s+(?P<d>/[\w.\-/]*)(?=\s*(?:$|[,;(]))")
+_DIR_PHRASE = re.compile(r"(?<!\s)\s+in\s+(?P<d>/[\w.\-/]*)(?=\s*(?:$|[,;(]))")
+THE_ONE_WORD = re.compile(r"the\s+\S+$", _I)  # "the billing": one word, no component named
 COMPONENT_HEAD = re.compile(rf"(?:^|\s)(?:{_COMPONENTS})$", _I)
 
 BROAD = re.compile(
-    r"\s*,?\s*\b(?:everywhere|(?:in|on|across|for)\s+(?:all|every|both)\s+(?:the\s+)?"
+    rf"{_SP},?{_SP}\b(?:everywhere|(?:in|on|across|for)\s+(?:all|every|both)\s+(?:the\s+)?"
     r"(?:env(?:ironment)?s?|clusters|regions|platforms|boards|revs|services|stages)|"
     r"across\s+the\s+board|(?:in|on)\s+(?:all|both)\s+of\s+them)\b",
     _I,
@@ -111,7 +120,7 @@ _VALUE_SLOT_LEFT = re.compile(
     r"\s+on)|[:=])\s*$", _I)
 
 _WHEN = re.compile(
-    r"\s*,?\s*\b(?:(?:this|next|last)\s+(?:week|sprint|month|rotation|cycle)|today|tonight|"
+    rf"{_SP},?{_SP}\b(?:(?:this|next|last)\s+(?:week|sprint|month|rotation|cycle)|today|tonight|"
     r"yesterday|last\s+night|over\s+the\s+weekend|as\s+of\s+(?:today|now|this\s+morning)|"
     r"this\s+(?:morning|afternoon|evening))\b",
     _I,
@@ -145,8 +154,8 @@ def find_context(text: str) -> tuple[Context, str]:
         parts.append(m.group("d").rstrip("/"))
         t = (t[:m.start()] + t[m.end():]).strip()
     m = _COMPONENT_PHRASE.search(t)
-    if m and m.start() > 0 and len(m.group("c").split()) >= 2 and not re.match(
-            r"(?i)the\s+\S+$", m.group("c").strip()):
+    if m and m.start() > 0 and len(m.group("c").split()) >= 2 and not THE_ONE_WORD.match(
+            m.group("c").strip()):
         parts.append(component_label(m.group("c")))
         t = (t[:m.start()] + t[m.end():]).strip()
     t = " ".join(t.split()).strip(" ,;:")

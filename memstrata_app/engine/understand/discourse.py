@@ -35,16 +35,18 @@ _WRAPPER = re.compile(
 _NEEDS_PUNCT = frozenset(("update", "note", "status", "news", "done", "correction", "reminder",
                           "right", "well", "again", "plus", "finally"))
 
+# Spaces before a marker are taken from where their run begins (`(?<!\s)`): tried from every
+# position inside a long run of spaces, `\s+` would rescan the run's rest each time.
 _REASON = re.compile(
-    r"(?:,?\s+(?:because|cause|cuz|coz|bc|since|as\s+(?=(?:the|we|it|our|they|i)\b)|"
+    r"(?:,?(?<!\s)\s+(?:because|cause|cuz|coz|bc|since|as\s+(?=(?:the|we|it|our|they|i)\b)|"
     r"so\s+that|so\s+(?=(?:we|it|the|that|nobody|no\s+one|our|they|i)\b)|"
     r"in\s+order\s+to|given\s+that|now\s+that|after\s+(?=(?:the|we|it|our|they)\b)|"
     r"due\s+to|thanks\s+to|which\s+(?:means|should|will|is|was|fixes)|"
     r"otherwise|per\s+(?=(?:the|our)\b))\b"
-    r"|\s+[—–]+\s*|\s+--?\s+|\s*\((?![^()]*\d[^()]*\)\s*$)[^()]*\)\s*$"
+    r"|(?<!\s)\s+[—–]+\s*|(?<!\s)\s+--?\s+|(?:(?<!\s)\s+)?\((?![^()\d]*\d[^()]*\)\s*$)[^()]*\)\s*$"
     r"|[,:]\s+(?:to\s+(?:avoid|fix|keep|stop|make|reduce|save|get|match)|"
     r"(?:no|zero)\s+(?:issues|problems|complaints)|nothing\s+(?:broke|changed)|"
-    r"fingers\s+crossed|hopefully|should\s+be\s+fine|for\s+now|(?:update|check)\s+your)\b).*$",
+    r"fingers\s+crossed|hopefully|should\s+be\s+fine|for\s+now|(?:update|check)\s+your)\b).*+$",
     _I,
 )
 
@@ -89,7 +91,8 @@ NEGATED_PAST = re.compile(r"\b(?:didn'?t|did\s+not|never|wasn'?t|weren'?t)\b", _
 
 # a sentence's kind is its first clause's: "handing auth over to Lee, Marco's moving to the
 # data team next week" states a handover; the plan in the second clause is not a claim
-_FIRST_CLAUSE = re.compile(r"\s*[;]\s+|,\s+(?=(?:[A-Z]\w*'s|\w+\s+(?:is|are|was|has))\b)")
+_FIRST_CLAUSE = re.compile(
+    r"(?:(?<!\s)\s+)?[;]\s+|,\s+(?=(?:[A-Z]\w*'s|\w+\s+(?:is|are|was|has))\b)")
 
 
 # Commit subjects as tools and bots write them: Conventional Commits types, gitmoji, a
@@ -98,7 +101,7 @@ _CC_TYPE = re.compile(
     r"^(?:feat|fix|chore|build|ci|docs|refactor|perf|test|tests|style|revert|deps|release|"
     r"security|upgrade|bump)(?:\([^)]*\))?!?:\s*", _I)
 _GITMOJI = re.compile(r"^(?::[a-z_]+:|[\U0001f300-\U0001faff\u2600-\u27bf\u2b06\u2b07\ufe0f])+\s*")
-_PR_SUFFIX = re.compile(r"\s*\((?:#\d+|[0-9a-f]{7,40})\)\s*$", _I)
+_PR_SUFFIX = re.compile(r"(?:(?<!\s)\s+)?\((?:#\d+|[0-9a-f]{7,40})\)\s*$", _I)
 _DEPENDABOT_MERGE = re.compile(
     r"^Merge pull request #\d+ from [\w.\-]+/dependabot/[\w\-]+/(?:[\w.\-/]+/)?"
     r"(?P<name>[@\w.\-]+?)-(?P<ver>v?\d[\w.\-]*)$")
@@ -142,17 +145,21 @@ class Utterance:
         return self.reason == "commit subject"
 
 
+_LEAD_MARKS = re.compile(r"^[\s>*\-•]+")
+_WORD_THEN_PUNCT = re.compile(r"^\s*\w+\s*[:,;!.\-—–]")
+
+
 def strip_wrappers(text: str) -> str:
     t = _EMOJI.sub(" ", text.replace("➡", "→")).strip()
-    t = re.sub(r"^[\s>*\-•]+", "", t)
+    t = _LEAD_MARKS.sub("", t)
     while True:
         m = _WRAPPER.match(t)
         if not m:
             return t
         words = m.group().strip(" :,;!.-—–").lower().split()
         # "update the port …" is a request, "update: the port …" a wrapper
-        if len(words) == 1 and words[0] in _NEEDS_PUNCT and not re.match(
-                r"^\s*\w+\s*[:,;!.\-—–]", m.group()):
+        if len(words) == 1 and words[0] in _NEEDS_PUNCT and not _WORD_THEN_PUNCT.match(
+                m.group()):
             return t
         rest = t[m.end():].strip()
         if not rest or rest == t:

@@ -69,8 +69,10 @@ def _third_person(v: str) -> str:
     return v + "s"
 
 
+# `(?<!\s)`: spaces are taken from where their run begins, so a long run is scanned once,
+# not from each of its positions (quadratic); what matches is unchanged.
 _CLAUSES = re.compile(
-    r",\s*(?:and|but|while)\s+|;\s+|\s+and\s+(?=(?:the|our|its|their)\s)"
+    r",\s*(?:and|but|while)\s+|;\s+|(?<!\s)\s+and\s+(?=(?:the|our|its|their)\s)"
     r"|,\s+(?=(?:the|our|its|their)\s)",
     _I,
 )
@@ -118,18 +120,19 @@ _END_PUNCT = re.compile(r"[\s.!;,]+$")
 _LABEL = re.compile(r"^([A-Za-z][\w\-]*(?:\s+[\w\-]+){0,4})\s*:\s+(?=\S)")
 
 _CORRECTION_TAIL = re.compile(
-    r"\s*\((?:not|was|previously|formerly|prev\.?|old|from|instead\s+of|used\s+to\s+be)\b[^)]*\)$"
+    r"(?:(?<!\s)\s+)?\((?:not|was|previously|formerly|prev\.?|old|from|instead\s+of|"
+    r"used\s+to\s+be)\b[^)]*\)$"
     r"|,\s+(?:not|instead\s+of|rather\s+than|previously|formerly|was)\s+[^,\s]+"
     r"(?:\s+[^,\s]+)?$"
-    r"|\s+(?:instead\s+of|rather\s+than)\s+(?:port\s+)?\d[\w.:]*$"
-    r"|\s*\([^()]*\)$",
+    r"|(?<!\s)\s+(?:instead\s+of|rather\s+than)\s+(?:port\s+)?\d[\w.:]*$"
+    r"|(?:(?<!\s)\s+)?\([^()]*\)$",
     _I,
 )
 
 _TIME_WORDS = frozenset(("last", "yesterday", "earlier", "this", "recently", "ago"))
 
 _TIME_TAIL = re.compile(
-    r"\s+(?:last\s+(?:week|month|year|night|sprint|quarter)|yesterday|earlier(?:\s+today)?|"
+    r"(?<!\s)\s+(?:last\s+(?:week|month|year|night|sprint|quarter)|yesterday|earlier(?:\s+today)?|"
     r"this\s+(?:morning|afternoon|week|sprint)|recently|"
     r"(?:a\s+(?:few|couple\s+of)|\d+)\s+(?:days|weeks|months)\s+ago)(?=\s*(?:,|;|$))",
     _I,
@@ -248,8 +251,8 @@ def _clause(w: str) -> tuple[list[Triple], bool] | None:
 
 
 _CONTRAST = re.compile(
-    r",?\s+but\s+(?:now\s+)?|;\s+|,\s*(?:and\s+)?(?=(?:it|they)\s)"
-    r"|\s+and\s+(?=(?:now\s+)?(?:depends|relies|uses|runs|listens|supports|requires|is|are|"
+    r",?(?<!\s)\s+but\s+(?:now\s+)?|;\s+|,\s*(?:and\s+)?(?=(?:it|they)\s)"
+    r"|(?<!\s)\s+and\s+(?=(?:now\s+)?(?:depends|relies|uses|runs|listens|supports|requires|is|are|"
     r"lives|moved|calls|talks|connects)\b)",
     _I,
 )

@@ -95,14 +95,18 @@ def _resolve_date(m: re.Match[str], at: datetime) -> datetime | None:
     return base + timedelta(days=ahead)
 
 
+_TO_NEXT = re.compile(r"(?<!\s)\s+to\s", _I)
+_EDGE_PUNCT = re.compile(r"^[\s,:\-–—]+|(?<![\s,:\-–—])[\s,:\-–—]+$")
+
+
 def take_effective(s: str, at: datetime) -> tuple[str, datetime | None]:
     m = _EFFECTIVE.search(s)
-    if not m or re.match(r"\s+to\s", s[m.end():], _I):
+    if not m or _TO_NEXT.match(s[m.end():]):
         return s, None
     when = _resolve_date(m, at)
     bare_on = m.group("trig").lower() == "on" and " " not in (m.group("rel") or "x y")
     if when is None and not bare_on:
         return s, None
     rest = (s[: m.start()] + " " + s[m.end():]).strip()
-    rest = re.sub(r"^[\s,:\-–—]+|[\s,:\-–—]+$", "", rest)
+    rest = _EDGE_PUNCT.sub("", rest)
     return " ".join(rest.replace(" ,", ",").split()), when

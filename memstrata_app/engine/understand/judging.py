@@ -49,7 +49,7 @@ def _open_rows(ctx: WriteContext, text_hash: str, space: str, t: float,
     return [(int(r[0]), r[1]) for r in rows if int(r[0]) not in exclude]
 
 
-_VALUE = re.compile(r"[\w.:/@-]*\d[\w.:/@-]*")
+_VALUE = re.compile(r"(?<![\w.:/@-])[\w.:/@-]*\d[\w.:/@-]*")  # a word holding a digit, whole
 
 
 def several_values(text: str) -> bool:

@@ -195,10 +195,13 @@ def mentioned(value: str, sentence: str) -> bool:
     return bool(v) and v in _squash(sentence)
 
 
+_CONTEXT_SEPARATOR = re.compile(r"[;,]")
+
+
 def canonical_context(context: str | None) -> str:
     """A model's context ("Production", "iOS, staging") in the rules' key form ("prod")."""
     parts = []
-    for raw in re.split(r"[;,]", context or ""):
+    for raw in _CONTEXT_SEPARATOR.split(context or ""):
         p = " ".join(raw.split()).casefold()
         if p:
             parts.append(ENVIRONMENTS.get(p, PLATFORMS.get(p, p)).casefold())

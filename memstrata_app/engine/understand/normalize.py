@@ -42,24 +42,35 @@ _UNIT_CANON = {
 }
 
 
+def _inside_spaces(s: str, i: int, j: int) -> tuple[int, int]:
+    """(i, j) moved past the whitespace at both ends of s[i:j], as str.strip() would."""
+    while i < j and s[i].isspace():
+        i += 1
+    while j > i and s[j - 1].isspace():
+        j -= 1
+    return i, j
+
+
 def strip_wrapping(s: str) -> str:
-    """Strip whitespace, trailing punctuation, and surrounding quotes/backticks/brackets."""
-    s = s.strip()
-    while s:
-        c0, c1 = s[0], s[-1]
+    """Strip whitespace, trailing punctuation, and surrounding quotes/backticks/brackets
+    (by index: one pass however many layers, where slicing each layer was quadratic)."""
+    i, j = _inside_spaces(s, 0, len(s))
+    while i < j:
+        c0, c1 = s[i], s[j - 1]
         if c1 in ".,;:!?":
-            s = s.rstrip(".,;:!? \t\n")
-        elif len(s) >= 2 and (
+            while j > i and s[j - 1] in ".,;:!? \t\n":
+                j -= 1
+        elif j - i >= 2 and (
             (c0 in QUOTES and c1 == c0) or (c0 in "“‘" and c1 in "”’") or _PAIRS.get(c0) == c1
         ):
-            s = s[1:-1].strip()
-        elif c0 in QUOTES and s.count(c0) == 1:
-            s = s[1:].strip()
-        elif c1 in QUOTES and s.count(c1) == 1:
-            s = s[:-1].strip()
+            i, j = _inside_spaces(s, i + 1, j - 1)
+        elif c0 in QUOTES and s.count(c0, i, j) == 1:  # once per kind of quote at most
+            i, j = _inside_spaces(s, i + 1, j)
+        elif c1 in QUOTES and s.count(c1, i, j) == 1:
+            i, j = _inside_spaces(s, i, j - 1)
         else:
             break
-    return s
+    return s[i:j]
 
 
 def normalize_entity(s: str) -> str:
@@ -119,21 +130,23 @@ def normalize_object(o: str) -> str:
     return s
 
 
-_TEXT_TRAIL = re.compile(r"[\s.!;,]+$")
-
-
 def normalize_text(s: str) -> str:
-    """Duplicate-check form: case-folded, whitespace collapsed, no trailing punctuation."""
+    """Duplicate-check form: case-folded, whitespace collapsed, no trailing punctuation,
+    no quotes around it (peeled by index: one pass, however many layers)."""
     s = _WS.sub(" ", s.casefold()).strip()
-    prev = None
-    while s != prev:
-        prev = s
-        s = _TEXT_TRAIL.sub("", s)
-        if len(s) >= 2 and (
-            (s[0] in QUOTES and s[-1] == s[0]) or (s[0] in "“‘" and s[-1] in "”’")
-        ):
-            s = s[1:-1].strip()
-    return s
+    i, j = 0, len(s)
+    while True:
+        while j > i and (s[j - 1] in ".!;," or s[j - 1].isspace()):  # [\s.!;,]+$
+            j -= 1
+        if j - i >= 2 and ((s[i] in QUOTES and s[j - 1] == s[i])
+                           or (s[i] in "“‘" and s[j - 1] in "”’")):
+            i, j = i + 1, j - 1
+            while i < j and s[i].isspace():
+                i += 1
+            while j > i and s[j - 1].isspace():
+                j -= 1
+            continue
+        return s[i:j]
 
 
 def text_hash(s: str) -> str:

@@ -19,6 +19,7 @@ URL_RE = re.compile(r"^[a-z][a-z0-9+.\-]*://\S+$", _I)
 _PATH = re.compile(r"^(?:~|\.{1,2})?/\S*$")
 _IDENT = re.compile(r"^#?[\w.\-:@/+*$]+$")
 _IDENT_MARK = re.compile(r"[\d_.:/\-@#]")
+_PLAIN_WORD = re.compile(r"[\w.+#\-/@]+")
 _ENUM = frozenset(
     [
         "true", "false", "yes", "no", "on", "off", "enabled", "disabled", "none", "null",
@@ -65,7 +66,7 @@ def value_kind(raw: str) -> str:
         return "strong"
     words = v.split()
     if len(words) <= 3 and not _PROSE_WORDS.search(v) and all(
-        re.fullmatch(r"[\w.+#\-/@]+", w) for w in words
+        _PLAIN_WORD.fullmatch(w) for w in words
     ):
         return "plain"
     return "prose"
@@ -76,17 +77,19 @@ def value_kind(raw: str) -> str:
 _DETERMINER = re.compile(
     r"^(?:(?:the|a|an|our|my|your|their|its|this|that|these|those)\s+)+", _I
 )
-_TRAILING_ADVERB = re.compile(
-    r"(?:\s+(?:now|already|anymore|as well|too|currently|instead|again|for now|these days|"
-    r"going forward|by default|from now on|at the moment|at this point))+$",
-    _I,
-)
+# Adverbs a value may trail ("8080 now", "Postgres as well"), longest first: "for now" is
+# taken before the "now" it ends with. Peeled from the end in one pass (a pattern searching
+# for the run of them would retry from each adverb of a long run: quadratic).
+_ADVERBS = tuple((len(a), re.compile(re.escape(a), _I)) for a in sorted(
+    ("now", "already", "anymore", "as well", "too", "currently", "instead", "again", "for now",
+     "these days", "going forward", "by default", "from now on", "at the moment",
+     "at this point"), key=lambda a: (-len(a), a)))
 _ENV_QUALIFIER = re.compile(
-    r"^(?P<v>.+?)\s+(?:in|on|for)\s+(?:the\s+)?(?P<q>prod|production|staging|stage|dev|"
+    r"^(?P<v>.+?)(?<!\s)\s+(?:in|on|for)\s+(?:the\s+)?(?P<q>prod|production|staging|stage|dev|"
     r"development|test|testing|qa|uat|local|ci|preview|sandbox)(?:\s+(?:env|environment))?$",
     _I,
 )
-COMMENT_RE = re.compile(r"\s+#.*$")
+COMMENT_RE = re.compile(r"(?<!\s)\s+#.*+$")
 
 
 def clean_phrase(s: str) -> str:
@@ -131,8 +134,25 @@ def clean_subject(s: str | None, project: bool = False) -> str | None:
     return s
 
 
+def strip_trailing_adverbs(s: str) -> str:
+    """`s` without its trailing run of adverbs, each after whitespace ("x now too" -> "x"),
+    as `(?:\\s+(?:now|…))+$` would remove it (before a final newline too)."""
+    end = len(s) - 1 if s.endswith("\n") else len(s)
+    tail = s[end:]
+    while True:
+        for n, rx in _ADVERBS:
+            start = end - n
+            if start > 0 and s[start - 1].isspace() and rx.fullmatch(s, start, end):
+                break
+        else:
+            return s[:end] + tail
+        end = start - 1
+        while end > 0 and s[end - 1].isspace():
+            end -= 1
+
+
 def clean_object(s: str, max_words: int = 8) -> str | None:
-    s = _TRAILING_ADVERB.sub("", s.strip())
+    s = strip_trailing_adverbs(s.strip())
     if s[:1] not in "`'\"":
         s = COMMENT_RE.sub("", s)
     s = clean_phrase(s)
@@ -156,7 +176,7 @@ _TOKEN = re.compile(r"[^\s_\-]+")
 _KEY_LABEL = re.compile(
     r"^(?:(?:feature\s+)?flag|setting|config(?:uration)?\s+(?:key|value)|option|"
     r"(?:env(?:ironment)?\s+)?var(?:iable)?|env\s+var|parameter|param|key)\s+(?=[`'\"]?\w+[`'\"]?$)"
-    r"|\s+(?:setting|settings|config(?:uration)?\s+value|option|parameter|param|value)$",
+    r"|(?<!\s)\s+(?:setting|settings|config(?:uration)?\s+value|option|parameter|param|value)$",
     _I,
 )
 _LEAD_MODIFIER = re.compile(r"^(?:default|current|main|primary|global|overall)\s+(?=\S)", _I)
@@ -205,11 +225,16 @@ def split_key(phrase: str) -> tuple[str, str, bool] | None:
     return p, "value", False
 
 
-_OF_FOR = re.compile(r"^(?P<h>.+?)\s+(?:of|for)\s+(?P<o>.+)$", _I)
+_OF_FOR = re.compile(r"^(?P<h>.+?)(?<!\s)\s+(?:of|for)\s+(?P<o>.+)$", _I)
 _POSSESSIVE_KEY = re.compile(r"^(?P<o>.+?)(?:'s|’s)\s+(?P<h>.+)$", _I)
 
 
+_BOTH = re.compile(r"^(?:both|either)\s+", _I)
+_LIST_SEPARATOR = re.compile(
+    r"(?:(?<!\s)\s+)?,\s*(?:and\s+|or\s+)?|(?<!\s)\s+(?:and|&|as well as|plus)\s+")
+
+
 def split_list(s: str) -> list[str]:
-    s = re.sub(r"^(?:both|either)\s+", "", s.strip(), flags=_I)
-    parts = re.split(r"\s*,\s*(?:and\s+|or\s+)?|\s+(?:and|&|as well as|plus)\s+", s)
+    s = _BOTH.sub("", s.strip())
+    parts = _LIST_SEPARATOR.split(s)
     return [p for p in (x.strip() for x in parts) if p]

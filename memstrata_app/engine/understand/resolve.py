@@ -199,6 +199,7 @@ _KINDS = (
     ("version", re.compile(r"^v?\d+(?:\.\d+)+\S*$|^v\d+$", re.I)),
     ("int", re.compile(r"^\d+$")),
 )
+_IDENT_SHAPE = re.compile(r"[\d_/.:\-]|[a-z][A-Z]")
 
 
 def value_kind(v: str) -> str:
@@ -210,7 +211,7 @@ def value_kind(v: str) -> str:
     core = value_core(v)
     if core and core[1]:
         return f"num:{core[1][:1]}"
-    if re.search(r"[\d_/.:\-]|[a-z][A-Z]", v) and " " not in v:
+    if _IDENT_SHAPE.search(v) and " " not in v:
         return "ident"
     return "word"
 
@@ -333,7 +334,7 @@ def _retarget(tr: Triple, c: Candidate) -> Triple:
 
 
 _GENERIC_HEAD = re.compile(
-    r"\s+(?:table|service|namespace|function|func|method|topic|flag|feature\s+flag|model|type|"
+    r"(?<!\s)\s+(?:table|service|namespace|function|func|method|topic|flag|feature\s+flag|model|type|"
     r"class|module|file|field|column|queue|bucket|repo|repository|branch|job|dag|endpoint|"
     r"env(?:ironment)?\s+var(?:iable)?|variable|var|setting|key|package|crate|lib(?:rary)?|"
     r"component|hook|scene|index|view|schema|database|db|stream|channel|image|chart)$", re.I)

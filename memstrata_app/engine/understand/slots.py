@@ -23,10 +23,10 @@ _UNITS = (r"(?:ms|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|
           r"threads?|workers?|replicas?|connections?|items?|rows?|bytes?)")
 _SLOT = re.compile(
     r"`[^`]+`"  # code
-    r"|\"[^\"]+\"|“[^”]+”"  # quoted strings
+    r"|\"[^\"]+\"|“[^“”]+”"  # quoted strings (a “ opens none inside another: linear)
     r"|\bhttps?://[^\s,;]+"  # URLs
     r"|(?<![\w:])\d{1,2}:\d{2}(?::\d{2})?(?:\s?(?:UTC|am|pm))?(?![\w:])"  # times 02:00 UTC
-    r"|(?<![\w.#/-])v?\d+(?:\.\d+)+(?:[-+][\w.]+)?(?![\w.]*\w)"  # versions 1.2.3, v2.0-rc1
+    r"|(?<![\w.#/-])v?\d+(?:\.\d+)+(?:[-+][\w.]+)?(?!\.*+\w)"  # versions 1.2.3, v2.0-rc1
     rf"|(?<![\w.#/-])\d+(?:[.,]\d+)?(?:\s?{_UNITS})?(?![\w])",  # numbers with units
     re.IGNORECASE,
 )
@@ -46,6 +46,7 @@ _REQUEST = re.compile(
     r"tell me|write|implement|fix|refactor|debug|generate|give me|thanks|thank you|hi|hello|"
     r"hey|ok|okay|now|next|also)\b", re.IGNORECASE)
 _WS = re.compile(r"\s+")
+_FRAME_WORD = re.compile(r"[A-Za-z]{2,}")
 
 
 def is_request(sentence: str) -> bool:
@@ -63,7 +64,7 @@ def frame_extraction(sentence: str) -> list[Extraction]:
     value = slots[-1]
     frame = sentence[:value.start()] + "…" + sentence[value.end():]
     frame = _WS.sub(" ", frame).strip().rstrip(".!;,").strip()
-    if len(re.findall(r"[A-Za-z]{2,}", frame)) < MIN_FRAME_WORDS:
+    if len(_FRAME_WORD.findall(frame)) < MIN_FRAME_WORDS:
         return []
     obj = value.group().strip("`\"“”")
     return [Extraction(subject=frame, relation="value", object=obj, sentence=sentence,

@@ -15,50 +15,51 @@ _I = re.IGNORECASE
 # This family's rules by name: one precompiled regex each, matched against a whole clause.
 RULES: dict[str, re.Pattern[str]] = {
     "declared_as": ci(
-        r"^(?P<k>.+?)\s+(?:is|are|was|were)\s+(?:now\s+)?(?:declared|defined)\s+as\s+(?P<v>.+)$"
+        r"^(?P<k>.+?)(?<!\s)\s+(?:is|are|was|were)\s+(?:now\s+)?(?:declared|defined)\s+as\s+(?P<v>.+)$"
     ),
     "takes_param": ci(
-        r"^(?P<s>.+?)\s+(?:takes|accepts|reads|expects|gets|receives)\s+(?:the\s+|its\s+)?"
-        r"(?P<a>[\w\s\-]+?)\s+(?:in|via|from|through|as)\s+(?:the\s+|a\s+)?"
+        r"^(?P<s>.+?)(?<!\s)\s+(?:takes|accepts|reads|expects|gets|receives)\s+(?:the\s+|its\s+)?"
+        r"(?P<a>[\w\s\-]{1,80}?)(?<!\s)\s+(?:in|via|from|through|as)\s+(?:the\s+|a\s+)?"
         r"(?P<v>[`'\"]?[\w\-.\[\]]+[`'\"]?)\s+(?:query\s+)?(?:parameter|param|field|argument|"
         r"arg|header|key|option|flag)$"
     ),
     "logs_at": ci(
-        r"^(?P<s>.+?)\s+logs\s+(?:at|with)\s+(?:the\s+)?(?:(?:log\s+)?level\s+)?(?P<v>[`'\"]?\w+[`'\"]?)"
+        r"^(?P<s>.+?)(?<!\s)\s+logs\s+(?:at|with)\s+(?:the\s+)?(?:(?:log\s+)?level\s+)?(?P<v>[`'\"]?\w+[`'\"]?)"
         r"(?:\s+level)?$"
     ),
     "throughput_limit": ci(
-        r"^(?P<s>.+?)\s+(?:accepts|allows|permits|handles|serves|is\s+limited\s+to|"
+        r"^(?P<s>.+?)(?<!\s)\s+(?:accepts|allows|permits|handles|serves|is\s+limited\s+to|"
         r"is\s+capped\s+at|caps\s+(?:out\s+)?at|is\s+rate[\s-]limited\s+to|limits\s+\w+\s+to)\s+"
         r"(?:at\s+most\s+|up\s+to\s+|a\s+maximum\s+of\s+|max(?:imum)?\s+|no\s+more\s+than\s+)?"
         r"(?P<v>\d[\d,._]*\s*(?:requests?|reqs?|calls?|queries|messages|events|jobs)\s*"
         r"(?:/|per|a|an|each)\s*(?:second|sec|s|minute|min|m|hour|hr|h|day))$"
     ),
     "auth_with": ci(
-        r"^(?:(?:clients|callers|users|requests|services)\s+(?:of|to|for)\s+)(?P<s>.+?)\s+"
+        r"^(?:(?:clients|callers|users|requests|services)\s+(?:of|to|for)\s+)(?P<s>.+?)(?<!\s)\s+"
         r"(?:authenticate|auth|sign\s+in|log\s+in)\s+(?:with|via|using|through|by)\s+(?P<v>.+)$"
-        r"|^(?P<s2>.+?)\s+(?:authenticates|authorizes|verifies)\s+(?:its\s+|all\s+)?"
+        r"|^(?P<s2>.+?)(?<!\s)\s+(?:authenticates|authorizes|verifies)\s+(?:its\s+|all\s+)?"
         r"(?:clients|callers|users|requests|services)?\s*(?:with|via|using|through|by)\s+(?P<v2>.+)$"
-        r"|^(?P<s3>.+?)\s+(?:uses|requires|expects)\s+(?P<v3>.+?)\s+for\s+(?:authentication|auth)$"
+        r"|^(?>(?P<s3>.+?)(?<!\s)\s+(?:uses|requires|expects)(?=\s))\s+(?P<v3>.+?)(?<!\s)\s+for\s+"
+        r"(?:authentication|auth)$"
     ),
     "written_in": ci(
         r"^(?:(?:we|i|they|you|the\s+team)\s+)?(?:wrote|rewrote|built|rebuilt|implemented|"
-        r"reimplemented|ported)\s+(?P<s>.+?)\s+(?:in|to)\s+(?P<v>[A-Za-z][\w+#.\-]*)$"
-        r"|^(?P<s2>.+?)\s+(?:was|is|has\s+been|got|were|are)\s+(?:re)?(?:written|implemented|"
+        r"reimplemented|ported)\s+(?P<s>.+?)(?<!\s)\s+(?:in|to)\s+(?P<v>[A-Za-z][\w+#.\-]*)$"
+        r"|^(?P<s2>.+?)(?<!\s)\s+(?:was|is|has\s+been|got|were|are)\s+(?:re)?(?:written|implemented|"
         r"built|ported)\s+(?:in|to)\s+(?P<v2>[A-Za-z][\w+#.\-]*)$"
     ),
     "replica_count": ci(
-        r"^(?P<s>.+?)\s+(?:runs|has|uses|is\s+scaled\s+to|scales\s+to|was\s+scaled\s+to|"
+        r"^(?P<s>.+?)(?<!\s)\s+(?:runs|has|uses|is\s+scaled\s+to|scales\s+to|was\s+scaled\s+to|"
         r"scaled\s+to|runs\s+with)\s+(?P<v>\d+)\s+(?P<u>replicas?|instances?|pods?|copies|workers?|"
         r"nodes?|shards?|partitions?)$"
     ),
     "alerts_to": ci(
-        r"^(?:all\s+)?(?:alerts|notifications|pages|alarms)\s+(?:for|from|about)\s+(?P<s>.+?)\s+"
+        r"^(?:all\s+)?(?:alerts|notifications|pages|alarms)\s+(?:for|from|about)\s+(?P<s>.+?)(?<!\s)\s+"
         r"(?:go|are\s+sent|are\s+routed|get\s+sent|get\s+routed|are\s+posted)\s+to\s+(?:the\s+)?"
         r"(?P<v>[`'\"]?[#@]?[\w\-.]+[`'\"]?)(?:\s+(?:channel|slack\s+channel|room))?$"
     ),
     "defined_in": ci(
-        r"^(?P<s>.+?)\s+(?:is|are|was|were)\s+(?:now\s+)?(?:defined|declared|implemented|located|"
+        r"^(?P<s>.+?)(?<!\s)\s+(?:is|are|was|were)\s+(?:now\s+)?(?:defined|declared|implemented|located|"
         r"kept|stored|found)\s+in\s+(?P<v>[`'\"]?[\w./\-]+[`'\"]?)$"
     ),
 }
@@ -78,10 +79,14 @@ TRIGGERS: dict[str, tuple[str, ...]] = {
 }
 
 
+_DEF_KEYWORD = re.compile(r"^(?:def|fn|func|function|async\s+def)\s+", _I)
+_DOTTED_NAME = re.compile(r"(?<!\w)[A-Za-z_]\w*+(?:\.[A-Za-z_]\w*+)+")
+
+
 def h_signature(m: re.Match[str]) -> list[Triple] | None:
     subj = clean_subject(m.group("k"))
     raw = strip_wrapping(m.group("v"))
-    sig = re.sub(r"^(?:def|fn|func|function|async\s+def)\s+", "", raw, flags=_I).rstrip(":")
+    sig = _DEF_KEYWORD.sub("", raw).rstrip(":")
     if not subj or "(" not in sig or len(sig) > 200:
         return None
     return [(subj, "signature", sig, 0.85, "rule:signature")]
@@ -128,6 +133,6 @@ def h_defined_in(m: re.Match[str]) -> list[Triple] | None:
         return None
     if FILE_PATH.match(raw):
         return [(subj, "path", raw, 0.85, "rule:path")]
-    if re.fullmatch(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+", raw):
+    if _DOTTED_NAME.fullmatch(raw):
         return [(subj, "location", raw, 0.85, "rule:location")]
     return None

@@ -21,6 +21,16 @@ NAME_PATTERN = r"(?P<name>[A-Za-z@][\w.+/@\-]*(?:\s+(?-i:[A-Z])[\w.+\-]*)?)"
 VERSION_PATTERN = r"v?(?P<ver>\d+(?:\.\d+)*(?:\.x|[a-z]+\d*|[-+][\w.]+)?)"
 
 
+def subject_then(verbs: str, name: str = "s") -> str:
+    """ "<subject> <verb>" at a clause's start, the subject optional (group `name`).
+
+    Committed (`(?>…)`) to the first verb that follows a subject: the rules that use it let
+    an unbounded part follow the verb, so whatever follows a later verb follows the first
+    as well; retrying every later verb only cost time (quadratic in a clause of repeated
+    verbs). Without a subject the verb leads the clause, tried after, as before."""
+    return (rf"(?:(?>(?P<{name}>.+?)(?<!\s)\s+(?:{verbs})(?=\s))|(?:{verbs})(?=\s))")
+
+
 def ci(p: str) -> re.Pattern[str]:
     return re.compile(p, _I)
 
@@ -36,12 +46,15 @@ def version_facts(items: list[str]) -> list[tuple[str, str]]:
     return out
 
 
-_LTS = re.compile(r"\s+lts$", _I)
+# A trailing phrase's spaces are taken from where their run begins (`(?<!\s)`): searched
+# from every position of a long run of spaces, `\s+` would rescan the run each time.
+_LTS = re.compile(r"(?<!\s)\s+lts$", _I)
 
 NAME_VER = re.compile(rf"^{NAME_PATTERN}\s+(?:version\s+)?{VERSION_PATTERN}$", _I)
 
 _PURPOSE = re.compile(
-    r"\s+(?:for|to|because|so\s+that|since|when|in\s+order\s+to|via|over|through|as|in)\s+.*$",
+    r"(?<!\s)\s+(?:for|to|because|so\s+that|since|when|in\s+order\s+to|via|over|through|as|in)"
+    r"\s+.*+$",
     _I,
 )
 
@@ -88,7 +101,7 @@ FILE_PATH = re.compile(
 )
 
 _REASON_TAIL = re.compile(
-    r"\s+(?:for|because|so\s+that|since|as\s+part\s+of|to\s+(?:avoid|reduce|improve|fix|make|"
+    r"(?<!\s)\s+(?:for|because|so\s+that|since|as\s+part\s+of|to\s+(?:avoid|reduce|improve|fix|make|"
     r"keep|prevent|match|support|handle|speed|allow|be))\b.*$",
     _I,
 )

@@ -57,22 +57,22 @@ RULES: dict[str, re.Pattern[str]] = {
         r"(?P=q)\s*(?P<op>==|=|:=|:|~=|>=|<=)(?P<sp>\s*)(?P<v>\S.*)$"
     ),
     "set_to": ci(
-        rf"^{WHO}{AUX}(?P<verb>{_SET_VERBS})\s+(?P<k>.+?)\s+(?:from\s+(?P<old>.+?)\s+)?"
+        rf"^{WHO}{AUX}(?P<verb>{_SET_VERBS})\s+(?P<k>.+?)(?<!\s)\s+(?:from\s+(?P<old>.+?)(?<!\s)\s+)?"
         r"(?:to|->|→)\s+(?P<v>.+)$"
     ),
     "set_passive": ci(
-        r"^(?P<k>.+?)\s+(?:is|are|was|were|has\s+been|have\s+been|got|gets|get)\s+"
-        rf"(?P<verb>{_SET_PART})\s+(?:from\s+(?P<old>.+?)\s+)?(?:to|at|->|→)\s+(?P<v>.+)$"
+        r"^(?P<k>.+?)(?<!\s)\s+(?:is|are|was|were|has\s+been|have\s+been|got|gets|get)\s+"
+        rf"(?P<verb>{_SET_PART})\s+(?:from\s+(?P<old>.+?)(?<!\s)\s+)?(?:to|at|->|→)\s+(?P<v>.+)$"
     ),
     "changed_to": ci(
-        r"^(?P<k>.+?)\s+(?:has\s+|have\s+|had\s+)?(?P<verb>(?:went|goes|go|gone)\s+(?:up|down)|"
+        r"^(?P<k>.+?)(?<!\s)\s+(?:has\s+|have\s+|had\s+)?(?P<verb>(?:went|goes|go|gone)\s+(?:up|down)|"
         r"changed|changes|went|goes|moved|"
         r"moves|switched|increased|decreased|rose|dropped|grew|jumped|fell|bumped|upgraded|"
-        r"migrated|shrank|shrunk)\s+(?:from\s+(?P<old>.+?)\s+)?(?:to|->|→)\s+(?P<v>.+)$"
-        r"|^(?P<k2>.+?)\s*:?\s+(?:from\s+)?(?P<old2>\S+)\s*(?:->|→|=>)\s*(?P<v2>\S+)$"
+        r"migrated|shrank|shrunk)\s+(?:from\s+(?P<old>.+?)(?<!\s)\s+)?(?:to|->|→)\s+(?P<v>.+)$"
+        r"|^(?P<k2>.+?)(?:(?<!\s)\s+)?:?(?<!\s)\s+(?:from\s+)?(?P<old2>\S+)\s*(?:->|→|=>)\s*(?P<v2>\S+)$"
     ),
     "copula": ci(
-        r"^(?P<k>.+?)\s+(?P<cop>is|are|=|==|:=|equals|is\s+set\s+to|are\s+set\s+to|"
+        r"^(?P<k>.+?)(?<!\s)\s+(?P<cop>is|are|=|==|:=|equals|is\s+set\s+to|are\s+set\s+to|"
         r"defaults\s+to|is\s+defaulted\s+to|will\s+be|becomes|became)\s+(?P<v>.+)$"
     ),
 }
@@ -100,6 +100,7 @@ _LIST_KEYS = {"dependencies": "depends_on", "deps": "depends_on", "depends on": 
               "requires": "depends_on", "stack": "uses", "tech stack": "uses", "uses": "uses",
               "supports": "supports", "supported platforms": "supports"}
 
+_SET_TO = re.compile(r"^set\s+to\s+", _I)
 _DOTTED_VERSION = re.compile(r"^v?\d+\.\d+(?:\.\d+)*(?:[-+.]?[a-z]+\d*)?$", _I)
 
 _NUMERIC_KEYS = frozenset((
@@ -219,7 +220,7 @@ def h_copula(m: re.Match[str]) -> list[Triple] | None:
     subj, rel, known = split
     if clean_subject(subj) is None:
         return None
-    raw_v = re.sub(r"^set\s+to\s+", "", m.group("v").strip(), flags=_I)
+    raw_v = _SET_TO.sub("", m.group("v").strip())
     quoted = raw_v[:1] in ("`", "'", '"') and raw_v.rstrip(".!;,")[-1:] == raw_v[:1]
     obj = clean_object(raw_v, 6)
     if obj is None:

@@ -16,7 +16,7 @@ from ..normalize_values import (
     value_kind,
 )
 from ..vocabulary import ATTRIBUTE_WORDS, COMPOUND_ATTRIBUTES
-from .common import MULTI_SET, NAME_VER, Triple, ci, objects, version_facts
+from .common import MULTI_SET, NAME_VER, Triple, ci, objects, subject_then, version_facts
 
 _I = re.IGNORECASE
 
@@ -24,36 +24,40 @@ _I = re.IGNORECASE
 RULES: dict[str, re.Pattern[str]] = {
     "drop_named": ci(
         r"^(?:(?P<s>we|i|they|[\w\-]+(?:\s+[\w\-]+)?)\s+)?(?:dropped|removed|deleted|ripped\s+out)\s+"
-        r"(?:the\s+|our\s+|its\s+)?(?P<o>.+?)\s+(?P<kind>dependency|dep|support)$"
+        r"(?:the\s+|our\s+|its\s+)?(?P<o>.+?)(?<!\s)\s+(?P<kind>dependency|dep|support)$"
     ),
-    "stop_using": ci(r"^(?:(?P<s>.+?)\s+)?(?:stopped|stop|quit|ceased)\s+using\s+(?P<o>.+)$"),
+    "stop_using": ci(
+        r"^(?:(?P<s>.+?)(?<!\s)\s+)?(?:stopped|stop|quit|ceased)\s+using\s+(?P<o>.+)$"),
     "drop_dependency": ci(
-        r"^(?:(?P<s>.+?)\s+)?(?:dropped|removed|deleted|eliminated|ripped\s+out|got\s+rid\s+of)"
+        r"^(?:(?P<s>.+?)(?<!\s)\s+)?(?:dropped|removed|deleted|eliminated|ripped\s+out|got\s+rid\s+of)"
         r"\s+(?:the\s+|its\s+|their\s+|our\s+|a\s+)?(?:dependency|dependencies|deps?)\s+(?:on|to)"
         r"\s+(?P<o>.+)$"
     ),
     "drop_support": ci(
-        r"^(?:(?P<s>.+?)\s+)?(?:dropped|drops?|dropping|removed|removes?|ended|ends?|"
+        r"^(?:(?P<s>.+?)(?<!\s)\s+)?(?:dropped|drops?|dropping|removed|removes?|ended|ends?|"
         r"discontinued|deprecated)\s+(?:the\s+|its\s+|our\s+)?support\s+for\s+(?P<o>.+)$"
     ),
     "removed_from": ci(
-        r"^(?:(?P<s>.+?)\s+)?(?:removed|dropped|deleted|ripped\s+out|took\s+out|eliminated)\s+"
-        r"(?P<o>.+?)\s+(?:from|out\s+of)\s+(?P<t>.+)$"
-        r"|^(?P<o2>.+?)\s+(?:was|were|has\s+been|have\s+been|got|is|are)\s+(?:removed|dropped|"
+        "^" + subject_then(r"removed|dropped|deleted|ripped\s+out|took\s+out|eliminated")
+        + r"\s+(?P<o>.+?)(?<!\s)\s+(?:from|out\s+of)\s+(?P<t>.+)$"
+        r"|^(?P<o2>.+?)(?<!\s)\s+(?:was|were|has\s+been|have\s+been|got|is|are)\s+(?:removed|dropped|"
         r"deleted)\s+(?:from|out\s+of)\s+(?P<t2>.+)$"
     ),
-    "got_rid": ci(r"^(?:(?P<s>.+?)\s+)?(?:got\s+rid\s+of|ditched)\s+(?P<o>.+)$"),
+    "got_rid": ci(r"^(?:(?P<s>.+?)(?<!\s)\s+)?(?:got\s+rid\s+of|ditched)\s+(?P<o>.+)$"),
     "replaced": ci(
-        r"^(?:(?P<s>.+?)\s+)?(?:replaced|swapped(?:\s+out)?)\s+(?P<a>.+?)\s+(?:with|for|by)\s+(?P<b>.+)$"
-        r"|^(?:(?P<s2>.+?)\s+)?(?:switched|migrated|moved)\s+from\s+(?P<a2>.+?)\s+to\s+(?P<b2>.+)$"
+        "^" + subject_then("replaced|swapped")
+        + r"(?:(?<=swapped)\s+out)?\s+(?P<a>.+?)(?<!\s)\s+(?:with|for|by)\s+(?P<b>.+)$"
+        + "|^" + subject_then(r"(?:switched|migrated|moved)\s+from", "s2")
+        + r"\s+(?P<a2>.+?)(?<!\s)\s+to\s+(?P<b2>.+)$"
     ),
     "added": ci(
-        r"^(?:(?P<s>.+?)\s+)?added\s+(?P<o>.+?)\s+(?:to|as)\s+(?P<t>(?:a\s+|the\s+|our\s+)?"
+        "^" + subject_then("added")
+        + r"\s+(?P<o>.+?)(?<!\s)\s+(?:to|as)\s+(?P<t>(?:a\s+|the\s+|our\s+)?"
         r"(?:dependency|dependencies|deps|stack|requirements|tech\s+stack)|.+?(?:'s|’s)\s+"
         r"(?:dependencies|deps|requirements))(?:\s+(?:for|to|because|so)\b.*)?$"
     ),
     "multi": ci(
-        r"^(?P<s>.+?)\s+(?P<v>depends\s+on|depend\s+on|relies\s+on|rely\s+on|requires|require|"
+        r"^(?P<s>.+?)(?<!\s)\s+(?P<v>depends\s+on|depend\s+on|relies\s+on|rely\s+on|requires|require|"
         r"needs|uses|use|(?:is\s+|are\s+)?using|supports|support|integrates\s+with|"
         r"integrate\s+with|contains|imports|import|calls|call|exposes|expose|talks\s+to|"
         r"talk\s+to|connects\s+to|connect\s+to|reads\s+from|read\s+from|writes\s+to|write\s+to|"
@@ -61,7 +65,7 @@ RULES: dict[str, re.Pattern[str]] = {
         r"(?:is\s+|are\s+)?written\s+in)\s+(?P<o>.+)$"
     ),
     "used_by": ci(
-        r"^(?P<o>.+?)\s+(?:is|are)\s+(?P<v>used|required|needed)(?:\s+by\s+(?P<s>.+?))?"
+        r"^(?P<o>.+?)(?<!\s)\s+(?:is|are)\s+(?P<v>used|required|needed)(?:\s+by\s+(?P<s>.+?))?"
         r"(?:\s+(?:for|as|in|to)\s+.+)?$"
     ),
 }
@@ -183,9 +187,9 @@ def h_used_by(m: re.Match[str]) -> list[Triple] | None:
     return [(subj, rel, o, 0.8, f"rule:{rel}") for o in objs]
 
 
-_VALUE_OF = re.compile(r"^(?:a|an|the)\s+(?P<k>[\w\s\-]+?)\s+of\s+(?P<v>\S+)$", _I)
+_VALUE_OF = re.compile(r"^(?:a|an|the)\s+(?P<k>[\w\s\-]+?)(?<!\s)\s+of\s+(?P<v>\S+)$", _I)
 
-_INSTEAD_OF = re.compile(r"\s+(?:instead\s+of|rather\s+than|in\s+place\s+of)\s+", _I)
+_INSTEAD_OF = re.compile(r"(?<!\s)\s+(?:instead\s+of|rather\s+than|in\s+place\s+of)\s+", _I)
 
 
 def _uses_value(subj: str | None, key: str, value: str) -> list[Triple] | None:

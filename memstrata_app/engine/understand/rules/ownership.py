@@ -22,25 +22,25 @@ RULES: dict[str, re.Pattern[str]] = {
         r"(?P<v>owns|maintains|leads|took\s+over(?:\s+ownership\s+of)?|now\s+owns)\s+(?P<s>.+)$"
     ),
     "owned_by": ci(
-        r"^(?P<s>.+?)\s+(?:is|are|was|has\s+been)\s+(?P<v>owned|maintained|led|run|managed)\s+"
+        r"^(?P<s>.+?)(?<!\s)\s+(?:is|are|was|has\s+been)\s+(?P<v>owned|maintained|led|run|managed)\s+"
         r"by\s+(?P<o>.+)$"
     ),
     "role": ci(
-        r"^(?P<o>.+?)\s+(?:is|are)\s+(?:the\s+|our\s+|a\s+|an\s+)?"
+        r"^(?P<o>.+?)(?<!\s)\s+(?:is|are)\s+(?:the\s+|our\s+|a\s+|an\s+)?"
         rf"(?:(?:new|current|acting|interim|primary)\s+)?(?P<r>{_ROLES})\s+"
         r"(?:for|of|on|over)\s+(?P<s>.+)$"
-        r"|^(?P<o2>.+?)\s+(?:is|are)\s+on[\s-]?call\s+(?:for|on)\s+(?P<s2>.+)$"
-        r"|^(?P<o3>.+?)\s+(?:is|are)\s+(?:(?:now|solely)\s+)?(?:responsible\s+for|in\s+charge\s+of|"
+        r"|^(?P<o2>.+?)(?<!\s)\s+(?:is|are)\s+on[\s-]?call\s+(?:for|on)\s+(?P<s2>.+)$"
+        r"|^(?P<o3>.+?)(?<!\s)\s+(?:is|are)\s+(?:(?:now|solely)\s+)?(?:responsible\s+for|in\s+charge\s+of|"
         r"accountable\s+for)\s+(?P<s3>.+)$"
     ),
     "deployed_to": ci(
-        r"^(?P<s>.+?)\s+(?:(?:is|are|was|were|has\s+been|have\s+been|got|gets|will\s+be)\s+)?"
+        r"^(?P<s>.+?)(?<!\s)\s+(?:(?:is|are|was|were|has\s+been|have\s+been|got|gets|will\s+be)\s+)?"
         r"(?P<v>deployed|hosted|running|runs|run|lives|living|served|located|sits|deploys)\s+"
         r"(?P<p>to|on|in|at|onto|into)\s+(?P<l>.+)$"
     ),
     "deploy_x_to": ci(
         r"^(?:(?:we|i|they|you|ops|the\s+team|our\s+team)\s+(?:now\s+)?(?:deploy|host|ship|run|"
-        r"publish)|(?:we\s+|i\s+|they\s+)?(?:deployed|hosted|shipped|published))\s+(?P<s>.+?)\s+"
+        r"publish)|(?:we\s+|i\s+|they\s+)?(?:deployed|hosted|shipped|published))\s+(?P<s>.+?)(?<!\s)\s+"
         r"(?:to|on|in|onto|at)\s+(?P<l>.+)$"
     ),
     "deploy_place": ci(

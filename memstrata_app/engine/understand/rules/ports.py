@@ -18,19 +18,19 @@ _URLISH = (
 # This family's rules by name: one precompiled regex each, matched against a whole clause.
 RULES: dict[str, re.Pattern[str]] = {
     "port": ci(
-        r"^(?P<s>.+?)\s+(?:(?:is|are|was)\s+)?(?:runs?|running|listens?|listening|serves?|"
+        r"^(?P<s>.+?)(?<!\s)\s+(?:(?:is|are|was)\s+)?(?:runs?|running|listens?|listening|serves?|"
         r"serving|served|binds?|binding|bound|exposed|available|reachable|accessible|lives?|"
         r"living|hosted|sits?|sitting|uses?|using|answers?|responds?|moved|switched|changed|"
         r"migrated|(?:was|has\s+been)\s+moved)?\s*(?:on|at|to|via|over)?"
         r"\s*(?:tcp\s+|udp\s+)?port\s*:?\s*(?P<p>\d{1,5})(?:/(?:tcp|udp))?$"
     ),
     "listens": ci(
-        r"^(?P<s>.+?)\s+(?:(?:is|are)\s+)?(?:listens?|listening|binds?|bound|runs?|running|"
+        r"^(?P<s>.+?)(?<!\s)\s+(?:(?:is|are)\s+)?(?:listens?|listening|binds?|bound|runs?|running|"
         r"serves?|serving|served|exposed|available|reachable|lives?|answers?)\s+(?:on|at|to)\s+"
         r"(?:(?P<h>[A-Za-z0-9][A-Za-z0-9.\-]*|\[[0-9a-f:]+\]):|:)?(?P<p>\d{1,5})$"
     ),
     "url_at": ci(
-        r"^(?P<s>.+?)\s+(?:is|are|lives|sits|resides)?\s*(?:(?:served|available|reachable|"
+        r"^(?P<s>.+?)(?<!\s)\s+(?:is|are|lives|sits|resides)?(?:(?<!\s)\s+)?(?:(?:served|available|reachable|"
         rf"accessible|exposed|located|found|running|live|up)\s+)?(?:at|under|via)\s+{_URLISH}$"
     ),
 }

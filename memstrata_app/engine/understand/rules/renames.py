@@ -13,12 +13,12 @@ _I = re.IGNORECASE
 # This family's rules by name: one precompiled regex each, matched against a whole clause.
 RULES: dict[str, re.Pattern[str]] = {
     "rename": ci(
-        rf"^{WHO}{AUX}(?:renamed|rename)\s+(?P<k>.+?)\s+(?:to|as|into)\s+(?P<v>.+)$"
-        r"|^(?P<k2>.+?)\s+(?:(?:was|were|is|are|has\s+been|have\s+been|got|gets)\s+)?"
+        rf"^{WHO}{AUX}(?:renamed|rename)\s+(?P<k>.+?)(?<!\s)\s+(?:to|as|into)\s+(?P<v>.+)$"
+        r"|^(?P<k2>.+?)(?<!\s)\s+(?:(?:was|were|is|are|has\s+been|have\s+been|got|gets)\s+)?"
         r"(?:renamed\s+(?:to|as)|(?:now\s+)?(?:called|named|known\s+as))\s+(?P<v2>.+)$"
     ),
     "implemented_by": ci(
-        r"^(?P<k>.+?)\s+(?:is|are|was|were)\s+(?:now\s+)?(?:implemented|handled|provided|done)\s+"
+        r"^(?P<k>.+?)(?<!\s)\s+(?:is|are|was|were)\s+(?:now\s+)?(?:implemented|handled|provided|done)\s+"
         r"(?:by|in)\s+(?:the\s+)?(?:function\s+|method\s+|class\s+)?(?P<v>`[^`]+`|[\w.]*[_.][\w.]+|"
         r"[a-z]+[A-Z]\w*)(?:\s+(?:function|method|class))?$"
     ),
@@ -47,7 +47,7 @@ _KIND_TAIL = re.compile(
     _I,
 )
 
-_KIND_TAIL_ANY = re.compile(r"\s+(?:function|method|helper|component)$", _I)
+_KIND_TAIL_ANY = re.compile(r"(?<!\s)\s+(?:function|method|helper|component)$", _I)
 
 
 def h_rename(m: re.Match[str]) -> list[Triple] | None:

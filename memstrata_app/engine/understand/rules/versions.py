@@ -13,13 +13,13 @@ _I = re.IGNORECASE
 # This family's rules by name: one precompiled regex each, matched against a whole clause.
 RULES: dict[str, re.Pattern[str]] = {
     "upgrade_to": ci(
-        r"^(?:(?P<s>.+?)\s+)?(?:upgrade[sd]?|upgrading|update[sd]?|updating|bump(?:ed|s)?|"
+        r"^(?:(?P<s>.+?)(?<!\s)\s+)?(?:upgrade[sd]?|upgrading|update[sd]?|updating|bump(?:ed|s)?|"
         r"bumping|move[sd]?|moving|migrate[sd]?|migrating|switch(?:ed|es)?|switching|went|"
         r"downgrade[sd]?|downgrading|pinned|pin)\s+(?:(?:everything|it|all)\s+)?to\s+"
         rf"{NAME_PATTERN}\s+(?:version\s+)?{VERSION_PATTERN}$"
     ),
     "version_on": ci(
-        r"^(?:(?P<s>.+?)\s+)?(?:(?:is|are|am|were|was)\s+(?:on|using|running|at|pinned\s+to)|"
+        r"^(?:(?P<s>.+?)(?<!\s)\s+)?(?:(?:is|are|am|were|was)\s+(?:on|using|running|at|pinned\s+to)|"
         r"on|using|runs(?:\s+on)?|run(?:\s+on)?|running(?:\s+on)?|targets?|targeting|"
         r"is\s+built\s+(?:with|on))\s+"
         rf"{NAME_PATTERN}\s+(?:version\s+)?{VERSION_PATTERN}$"
@@ -54,4 +54,4 @@ def h_version_on(m: re.Match[str]) -> list[Triple] | None:
     return out
 
 
-_DEPENDS_TAIL = re.compile(r"^(.+?)\s+(?:depends|depend|relies|rely)$", _I)
+_DEPENDS_TAIL = re.compile(r"^(.+?)(?<!\s)\s+(?:depends|depend|relies|rely)$", _I)
