@@ -38,7 +38,8 @@ from .security import management_path
 log = logging.getLogger(__name__)
 
 _HEAD_KEPT = 8192  # the start of a request head, kept to answer in the protocol of its path
-_REQUEST_LINE = re.compile(rb"[A-Za-z]+ +([^ \r\n?]+)")
+# bounded, so a run of letters costs one pass (a request line is matched from its start)
+_REQUEST_LINE = re.compile(rb"[A-Za-z]{1,32} {1,8}([^ \r\n?]{1,8192})")
 
 
 def _raw_response(status: bytes, body: bytes) -> bytes:

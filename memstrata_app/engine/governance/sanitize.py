@@ -193,23 +193,32 @@ class MarkerShapes:
     headings: tuple[str, ...]  # ### Name: at the start of a line
 
 
+# the shapes chat templates write their markers in (marker_shapes)
+_SHAPE_TOKENS = re.compile(r"<\|/?([^|<>]+)\|>")
+_SHAPE_DOUBLES = re.compile(r"<</?(\w+)>>")
+_SHAPE_TAGS = re.compile(r"</?([\w-]+)(?: [^<>]*)?>")
+_SHAPE_BRACKETS = re.compile(r"\[/?(\w+)\]")
+_SHAPE_HEADINGS = re.compile(r"#{2,4} ?(\w+):")
+_SHAPE_SPEAKERS = re.compile(r"(?<!\w)(\w{1,64}):")
+
+
 def marker_shapes(markers: Iterable[str]) -> MarkerShapes:
     """Sort literal markers, as chat templates write them, by shape; a marker of no known
     shape is an error in the data."""
     found: dict[str, set[str]] = {k: set() for k in MarkerShapes.__dataclass_fields__}
     for literal in markers:
         view = fold(literal)[0].casefold()
-        if m := re.fullmatch(r"<\|/?([^|<>]+)\|>", view):
+        if m := _SHAPE_TOKENS.fullmatch(view):
             found["tokens"].add(m[1])
-        elif m := re.fullmatch(r"<</?(\w+)>>", view):
+        elif m := _SHAPE_DOUBLES.fullmatch(view):
             found["doubles"].add(m[1])
-        elif m := re.fullmatch(r"</?([\w-]+)(?: [^<>]*)?>", view):
+        elif m := _SHAPE_TAGS.fullmatch(view):
             found["type_tags" if m[1] in TYPE_WORDS else "tags"].add(m[1])
-        elif m := re.fullmatch(r"\[/?(\w+)\]", view):
+        elif m := _SHAPE_BRACKETS.fullmatch(view):
             found["brackets"].add(m[1])
-        elif m := re.fullmatch(r"#{2,4} ?(\w+):", view):
+        elif m := _SHAPE_HEADINGS.fullmatch(view):
             found["headings"].add(m[1])
-        elif m := re.fullmatch(r"(\w+):", view):
+        elif m := _SHAPE_SPEAKERS.fullmatch(view):
             found["speakers"].add(m[1])
         else:
             raise ValueError(f"marker {literal!r} has no shape the detector knows")

@@ -65,6 +65,24 @@ log = logging.getLogger(__name__)
 PLACEHOLDER_RE = re.compile(r"\[secret:[a-z0-9-]{1,40}\]")
 PLACEHOLDER_MARK = "[secret:"
 
+# small patterns of the checks below (module level: tests/security/test_pattern_cost.py
+# runs every pattern of the engine against pathological input)
+_DIGIT = re.compile(r"\d")
+_UPPER = re.compile("[A-Z]")
+_LOWER = re.compile("[a-z]")
+_LETTER = re.compile(r"[^\W\d_]")
+_DIGIT_OR_SYMBOL = re.compile(r"\d|[^\w-]")
+_KW_JOINERS = re.compile(r"[ _-]+")
+_FIRST_WORD = re.compile(r"\S+")
+_AWS_SECRET = re.compile(r"[A-Za-z0-9/+]{40}")
+_AWS_KEY_ID = re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")
+_PARTS = re.compile(r"[/_=-]")
+_CONSONANTS = re.compile("[^aeiouy]{4}")
+_NOT_SLUG = re.compile(r"[^a-z0-9]+")
+# a word (or hyphenated words) ending in ! ? . …: prose, not a value; only at a word's start,
+# so a long run of letters is read once, not from every position
+_EXCLAIMED = re.compile(r"(?<![^\W\d_])[^\W\d_]{1,200}(?:-[^\W\d_]{1,200}){0,8}[.!?…]{1,8}")
+
 
 def placeholder(kind: str) -> str:
     return f"[secret:{kind}]"
@@ -200,7 +218,7 @@ def _plugin_hits(d: _Detectors, text: str, generic: bool) -> list[Finding]:
                 e = s + len(value)
                 if _filtered(d, value):
                     continue
-                if secret_type == "Artifactory Credentials" and not re.search(r"\d", value):
+                if secret_type == "Artifactory Credentials" and not _DIGIT.search(value):
                     continue  # "APACRegion…": the AP… password form needs a digit to be one
                 if secret_type == "JSON Web Token":  # its expression stops before the
                     tail = _JWT_TAIL.match(text, e)  # signature (a lazy tail)
@@ -218,7 +236,7 @@ def _extra_hits(d: _Detectors, text: str) -> list[Finding]:
     for kind, rx in d.extra:
         for m in rx.finditer(text):
             value = m.group()
-            if kind == "api-key" and not (re.search(r"\d", value) and re.search("[A-Z]", value)):
+            if kind == "api-key" and not (_DIGIT.search(value) and _UPPER.search(value)):
                 continue  # "sk-" followed by a long lowercase word is not a key
             out.append(Finding(m.start(), m.end(), kind, "format"))
     return out
@@ -255,7 +273,7 @@ def _keyword_hits(d: _Detectors, text: str) -> list[Finding]:
     for rx in _PHRASES:
         for m in rx.finditer(text):
             s, e = m.span("val")
-            kind = _KEYWORDS.get(re.sub(r"[ _-]+", " ", m.group("kw").lower()), "secret")
+            kind = _KEYWORDS.get(_KW_JOINERS.sub(" ", m.group("kw").lower()), "secret")
             f = _value_finding(d, text, s, e, kind, "phrase", quoted=bool(m.group("q")))
             if f is not None:
                 out.append(f)
@@ -315,7 +333,7 @@ def _value_finding(d: _Detectors, text: str, s: int, e: int, kind: str, rule: st
     """The value after a keyword, trimmed to one token, if it can be a secret at all."""
     raw = text[s:e]
     if not quoted:  # the keyword forms run to the end of the line: keep the first word
-        m = re.match(r"\S+", raw)
+        m = _FIRST_WORD.match(raw)
         if m is None:
             return None
         raw = m.group()
@@ -335,8 +353,8 @@ def _value_finding(d: _Detectors, text: str, s: int, e: int, kind: str, rule: st
 
 def _aws_secret_shape(value: str, text: str) -> bool:
     """AWS secret access keys: 40 base64 characters, said near "AWS" or an access key id."""
-    return (len(value) == 40 and re.fullmatch(r"[A-Za-z0-9/+]{40}", value) is not None
-            and (("aws" in text.lower()) or re.search(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b", text)
+    return (len(value) == 40 and _AWS_SECRET.fullmatch(value) is not None
+            and (("aws" in text.lower()) or _AWS_KEY_ID.search(text)
                  is not None))
 
 
@@ -349,13 +367,13 @@ def _can_be_secret(d: _Detectors, value: str, quoted: bool, kind: str) -> bool:
         return False
     if quoted:
         return len(value) >= 4
-    if len(value) < 6 or (not re.search(r"[^\W\d_]", value) and not value.isdigit()):
+    if len(value) < 6 or (not _LETTER.search(value) and not value.isdigit()):
         return False
     # A bare word ("the password is required", "the token is per-environment", "le mot de
     # passe est changé") is prose, not a secret: an unquoted value needs a digit or a symbol
     # (a letter of any script is neither). Quote an all-letter password to have it caught
     # ("the password is 'swordfish'").
-    if not re.search(r"\d|[^\w-]", value) or _EXCLAIMED.fullmatch(value):
+    if not _DIGIT_OR_SYMBOL.search(value) or _EXCLAIMED.fullmatch(value):
         return False
     if kind == "password":
         return True  # people's passwords: "hunter2", "Tr0ub4dor&3"
@@ -364,7 +382,6 @@ def _can_be_secret(d: _Detectors, value: str, quoted: bool, kind: str) -> bool:
 
 
 # a word that ends a sentence, not a symbol in a password: "Das Passwort ist erforderlich!"
-_EXCLAIMED = re.compile(r"[^\W\d_]{1,200}(?:-[^\W\d_]{1,200}){0,8}[.!?…]{1,8}")
 
 
 def _wordy(value: str) -> bool:
@@ -401,7 +418,7 @@ def _random_looking(d: _Detectors, value: str) -> bool:
     """
     if len(value) < 24 or len(value) > 1000:
         return False
-    if not (re.search("[a-z]", value) and re.search("[A-Z]", value) and re.search(r"\d", value)):
+    if not (_LOWER.search(value) and _UPPER.search(value) and _DIGIT.search(value)):
         return False
     if _filtered(d, value):
         return False
@@ -417,13 +434,13 @@ def _random_looking(d: _Detectors, value: str) -> bool:
     if _wordy(value):
         return False
     # a path or a dotted name between words ("src/app/Button2Handler") is not random
-    parts = [p for p in re.split(r"[/_=-]", value) if p]
+    parts = [p for p in _PARTS.split(value) if p]
     return not (len(parts) >= 3 and all(len(p) < 12 for p in parts))
 
 
 def _wordlike(run: str) -> bool:
     vowels = sum(1 for c in run.lower() if c in "aeiouy")
-    return vowels * 4 >= len(run) and not re.search("[^aeiouy]{4}", run.lower())
+    return vowels * 4 >= len(run) and not _CONSONANTS.search(run.lower())
 
 
 def _char_class(c: str) -> int:
@@ -456,4 +473,4 @@ def _merge(found: list[Finding], protected: list[tuple[int, int]]) -> list[Findi
 
 
 def _slug(secret_type: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", secret_type.lower()).strip("-")[:40] or "secret"
+    return _NOT_SLUG.sub("-", secret_type.lower()).strip("-")[:40] or "secret"
