@@ -58,6 +58,22 @@ from .secret_patterns import (
 log = logging.getLogger(__name__)
 
 PLACEHOLDER_RE = re.compile(r"\[secret:[a-z0-9-]{1,40}\]")
+
+# The detectors' small checks, compiled here where tests/security/test_pattern_cost.py finds
+# them (it refuses patterns written inside functions).
+_DIGIT = re.compile(r"\d")
+_UPPER = re.compile("[A-Z]")
+_LOWER = re.compile("[a-z]")
+_LETTER = re.compile("[A-Za-z]")
+_KEYWORD_SEPARATORS = re.compile(r"[ _-]+")
+_FIRST_WORD = re.compile(r"\S+")
+_AWS_SECRET_KEY = re.compile(r"[A-Za-z0-9/+]{40}")
+_AWS_KEY_ID = re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")
+_NOT_NAME_CHAR = re.compile(r"[^A-Za-z_\-]")
+_VALUE_PARTS = re.compile(r"[/_=-]")
+_FOUR_CONSONANTS = re.compile("[^aeiouy]{4}")
+_NOT_SLUG = re.compile(r"[^a-z0-9]+")
+_VENDOR_NAMES = {kind: re.compile(rx, re.IGNORECASE) for kind, rx in _GENERIC_PLUGINS.items()}
 PLACEHOLDER_MARK = "[secret:"
 
 
@@ -193,14 +209,13 @@ def _plugin_hits(d: _Detectors, text: str, generic: bool) -> list[Finding]:
                 e = s + len(value)
                 if _filtered(d, value):
                     continue
-                if secret_type == "Artifactory Credentials" and not re.search(r"\d", value):
+                if secret_type == "Artifactory Credentials" and not _DIGIT.search(value):
                     continue  # "APACRegion…": the AP… password form needs a digit to be one
                 if secret_type == "JSON Web Token":  # its expression stops before the
                     tail = _JWT_TAIL.match(text, e)  # signature (a lazy tail)
                     e = tail.end() if tail else e
                 kind = _PLUGIN_KINDS.get(secret_type, _slug(secret_type))
-                if generic and not re.search(_GENERIC_PLUGINS[secret_type], m.group(),
-                                             re.IGNORECASE):
+                if generic and not _VENDOR_NAMES[secret_type].search(m.group()):
                     kind = "api-key"  # "API_KEY=<44 chars>" fits IBM's form; say what it is
                 out.append(Finding(s, e, kind, secret_type))
     return out
@@ -211,7 +226,7 @@ def _extra_hits(d: _Detectors, text: str) -> list[Finding]:
     for kind, rx in d.extra:
         for m in rx.finditer(text):
             value = m.group()
-            if kind == "api-key" and not (re.search(r"\d", value) and re.search("[A-Z]", value)):
+            if kind == "api-key" and not (_DIGIT.search(value) and _UPPER.search(value)):
                 continue  # "sk-" followed by a long lowercase word is not a key
             out.append(Finding(m.start(), m.end(), kind, "format"))
     return out
@@ -248,7 +263,7 @@ def _keyword_hits(d: _Detectors, text: str) -> list[Finding]:
     for rx in _PHRASES:
         for m in rx.finditer(text):
             s, e = m.span("val")
-            kind = _KEYWORDS.get(re.sub(r"[ _-]+", " ", m.group("kw").lower()), "secret")
+            kind = _KEYWORDS.get(_KEYWORD_SEPARATORS.sub(" ", m.group("kw").lower()), "secret")
             f = _value_finding(d, text, s, e, kind, "phrase", quoted=bool(m.group("q")))
             if f is not None:
                 out.append(f)
@@ -276,7 +291,7 @@ def _value_finding(d: _Detectors, text: str, s: int, e: int, kind: str, rule: st
     """The value after a keyword, trimmed to one token, if it can be a secret at all."""
     raw = text[s:e]
     if not quoted:  # the keyword forms run to the end of the line: keep the first word
-        m = re.match(r"\S+", raw)
+        m = _FIRST_WORD.match(raw)
         if m is None:
             return None
         raw = m.group()
@@ -296,8 +311,8 @@ def _value_finding(d: _Detectors, text: str, s: int, e: int, kind: str, rule: st
 
 def _aws_secret_shape(value: str, text: str) -> bool:
     """AWS secret access keys: 40 base64 characters, said near "AWS" or an access key id."""
-    return (len(value) == 40 and re.fullmatch(r"[A-Za-z0-9/+]{40}", value) is not None
-            and (("aws" in text.lower()) or re.search(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b", text)
+    return (len(value) == 40 and _AWS_SECRET_KEY.fullmatch(value) is not None
+            and (("aws" in text.lower()) or _AWS_KEY_ID.search(text)
                  is not None))
 
 
@@ -310,12 +325,12 @@ def _can_be_secret(d: _Detectors, value: str, quoted: bool, kind: str) -> bool:
         return False
     if quoted:
         return len(value) >= 4
-    if len(value) < 6 or (not re.search("[A-Za-z]", value) and not value.isdigit()):
+    if len(value) < 6 or (not _LETTER.search(value) and not value.isdigit()):
         return False
     # A bare word ("the password is required", "the token is per-environment") is prose,
     # not a secret: an unquoted value needs a digit or a symbol. Quote an all-letter
     # password to have it caught ("the password is 'swordfish'").
-    if not re.search(r"[^A-Za-z_\-]", value):
+    if not _NOT_NAME_CHAR.search(value):
         return False
     if kind == "password":
         return True  # people's passwords: "hunter2", "Tr0ub4dor&3"
@@ -357,7 +372,7 @@ def _random_looking(d: _Detectors, value: str) -> bool:
     """
     if len(value) < 24 or len(value) > 1000:
         return False
-    if not (re.search("[a-z]", value) and re.search("[A-Z]", value) and re.search(r"\d", value)):
+    if not (_LOWER.search(value) and _UPPER.search(value) and _DIGIT.search(value)):
         return False
     if _filtered(d, value):
         return False
@@ -373,13 +388,13 @@ def _random_looking(d: _Detectors, value: str) -> bool:
     if _wordy(value):
         return False
     # a path or a dotted name between words ("src/app/Button2Handler") is not random
-    parts = [p for p in re.split(r"[/_=-]", value) if p]
+    parts = [p for p in _VALUE_PARTS.split(value) if p]
     return not (len(parts) >= 3 and all(len(p) < 12 for p in parts))
 
 
 def _wordlike(run: str) -> bool:
     vowels = sum(1 for c in run.lower() if c in "aeiouy")
-    return vowels * 4 >= len(run) and not re.search("[^aeiouy]{4}", run.lower())
+    return vowels * 4 >= len(run) and not _FOUR_CONSONANTS.search(run.lower())
 
 
 def _char_class(c: str) -> int:
@@ -412,4 +427,4 @@ def _merge(found: list[Finding], protected: list[tuple[int, int]]) -> list[Findi
 
 
 def _slug(secret_type: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", secret_type.lower()).strip("-")[:40] or "secret"
+    return _NOT_SLUG.sub("-", secret_type.lower()).strip("-")[:40] or "secret"
