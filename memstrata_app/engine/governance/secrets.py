@@ -63,21 +63,22 @@ from .secret_patterns import (
 log = logging.getLogger(__name__)
 
 PLACEHOLDER_RE = re.compile(r"\[secret:[a-z0-9-]{1,40}\]")
-PLACEHOLDER_MARK = "[secret:"
 
-# small patterns of the checks below (module level: tests/security/test_pattern_cost.py
-# runs every pattern of the engine against pathological input)
+# The detectors' small checks, compiled here where tests/security/test_pattern_cost.py finds
+# them (it refuses patterns written inside functions).
+_KEYWORD_SEPARATORS = re.compile(r"[ _-]+")
+_AWS_SECRET_KEY = re.compile(r"[A-Za-z0-9/+]{40}")
+_VALUE_PARTS = re.compile(r"[/_=-]")
+_FOUR_CONSONANTS = re.compile("[^aeiouy]{4}")
+_VENDOR_NAMES = {kind: re.compile(rx, re.IGNORECASE) for kind, rx in _GENERIC_PLUGINS.items()}
+PLACEHOLDER_MARK = "[secret:"
 _DIGIT = re.compile(r"\d")
 _UPPER = re.compile("[A-Z]")
 _LOWER = re.compile("[a-z]")
 _LETTER = re.compile(r"[^\W\d_]")
 _DIGIT_OR_SYMBOL = re.compile(r"\d|[^\w-]")
-_KW_JOINERS = re.compile(r"[ _-]+")
 _FIRST_WORD = re.compile(r"\S+")
-_AWS_SECRET = re.compile(r"[A-Za-z0-9/+]{40}")
 _AWS_KEY_ID = re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")
-_PARTS = re.compile(r"[/_=-]")
-_CONSONANTS = re.compile("[^aeiouy]{4}")
 _NOT_SLUG = re.compile(r"[^a-z0-9]+")
 # a word (or hyphenated words) ending in ! ? . …: prose, not a value; only at a word's start,
 # so a long run of letters is read once, not from every position
@@ -224,8 +225,7 @@ def _plugin_hits(d: _Detectors, text: str, generic: bool) -> list[Finding]:
                     tail = _JWT_TAIL.match(text, e)  # signature (a lazy tail)
                     e = tail.end() if tail else e
                 kind = _PLUGIN_KINDS.get(secret_type, _slug(secret_type))
-                if generic and not re.search(_GENERIC_PLUGINS[secret_type], m.group(),
-                                             re.IGNORECASE):
+                if generic and not _VENDOR_NAMES[secret_type].search(m.group()):
                     kind = "api-key"  # "API_KEY=<44 chars>" fits IBM's form; say what it is
                 out.append(Finding(s, e, kind, secret_type))
     return out
@@ -273,7 +273,7 @@ def _keyword_hits(d: _Detectors, text: str) -> list[Finding]:
     for rx in _PHRASES:
         for m in rx.finditer(text):
             s, e = m.span("val")
-            kind = _KEYWORDS.get(_KW_JOINERS.sub(" ", m.group("kw").lower()), "secret")
+            kind = _KEYWORDS.get(_KEYWORD_SEPARATORS.sub(" ", m.group("kw").lower()), "secret")
             f = _value_finding(d, text, s, e, kind, "phrase", quoted=bool(m.group("q")))
             if f is not None:
                 out.append(f)
@@ -353,7 +353,7 @@ def _value_finding(d: _Detectors, text: str, s: int, e: int, kind: str, rule: st
 
 def _aws_secret_shape(value: str, text: str) -> bool:
     """AWS secret access keys: 40 base64 characters, said near "AWS" or an access key id."""
-    return (len(value) == 40 and _AWS_SECRET.fullmatch(value) is not None
+    return (len(value) == 40 and _AWS_SECRET_KEY.fullmatch(value) is not None
             and (("aws" in text.lower()) or _AWS_KEY_ID.search(text)
                  is not None))
 
@@ -434,13 +434,13 @@ def _random_looking(d: _Detectors, value: str) -> bool:
     if _wordy(value):
         return False
     # a path or a dotted name between words ("src/app/Button2Handler") is not random
-    parts = [p for p in _PARTS.split(value) if p]
+    parts = [p for p in _VALUE_PARTS.split(value) if p]
     return not (len(parts) >= 3 and all(len(p) < 12 for p in parts))
 
 
 def _wordlike(run: str) -> bool:
     vowels = sum(1 for c in run.lower() if c in "aeiouy")
-    return vowels * 4 >= len(run) and not _CONSONANTS.search(run.lower())
+    return vowels * 4 >= len(run) and not _FOUR_CONSONANTS.search(run.lower())
 
 
 def _char_class(c: str) -> int:

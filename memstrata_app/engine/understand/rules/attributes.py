@@ -17,6 +17,8 @@ RULES: dict[str, re.Pattern[str]] = {
     "declared_as": ci(
         r"^(?P<k>.+?)(?<!\s)\s+(?:is|are|was|were)\s+(?:now\s+)?(?:declared|defined)\s+as\s+(?P<v>.+)$"
     ),
+    # what is taken is at most 80 characters: unbounded, it was rescanned to the clause's end
+    # after every "takes"/"gets" of a clause that repeats them (quadratic)
     "takes_param": ci(
         r"^(?P<s>.+?)(?<!\s)\s+(?:takes|accepts|reads|expects|gets|receives)\s+(?:the\s+|its\s+)?"
         r"(?P<a>[\w\s\-]{1,80}?)(?<!\s)\s+(?:in|via|from|through|as)\s+(?:the\s+|a\s+)?"
