@@ -591,3 +591,18 @@ def test_governance_commands(run):
     assert code == 0 and "no logged requests" in out
     code, _, err = run("hold")
     assert code == 1 and "row id or --key" in err
+
+
+def test_audit_entries_read_as_audit_n_and_facts_as_hash_n(run, local_embedder):
+    from memstrata_app.engine import MemoryEngine
+    from memstrata_app.settings import ledger_location
+
+    code, _, _ = run("ingest", "The audit service port is 8080.")
+    assert code == 0
+    with MemoryEngine.open(ledger_location(None), embedder=local_embedder) as eng:
+        fact = eng.list_assertions(limit=1)[0].id
+        entry = eng.log_injection("ollama", "which port?", [(fact, 0.9)], [], {},
+                                  model="m")
+    code, out, _ = run("audit")
+    assert code == 0 and out.startswith(f"audit {entry} "), out
+    assert f"injected  #{fact} " in out and f"#{entry} " not in out.splitlines()[0], out

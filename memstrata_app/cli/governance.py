@@ -192,7 +192,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
     if not entries:
         print("no logged requests" + (" since then" if since else ""))
     for e in entries:
-        print(f"#{e['id']}  {fmt_time(e['at'])}  {e['api']}  model {e['model'] or '-'}  "
+        print(f"audit {e['id']}  {fmt_time(e['at'])}  {e['api']}  model {e['model'] or '-'}  "
               f"space {e['space'] or 'global'}  tool {e['tool'] or '-'}")
         for f in e["injected"]:
             text = "[erased]" if f.get("erased") else f"“{f['text']}”"
