@@ -22,10 +22,9 @@ def cosine_scores(matrix: np.ndarray, query: np.ndarray) -> np.ndarray:
     """`matrix @ query` for L2-normalized rows, with NumPy's BLAS held to one thread.
 
     OpenBLAS spreads a matrix-vector product over every core and keeps its threads spinning
-    after each call; on a small machine they fight the embedder's ONNX Runtime threads (a
-    query embedding took 2× longer) and, on a busy one, a 10k-row scan took 28 ms instead of
-    0.8 ms. One thread does the scan in under a millisecond at 10k rows; the limit applies
-    only inside this call (threadpoolctl), nothing else in the process is touched.
+    after each call; on a small machine they fight the embedder's ONNX Runtime threads. One
+    thread does the scan in about a millisecond at 10k rows (`memstrata bench perf`, the
+    "search" column); the limit applies only inside this call (threadpoolctl).
     """
     with _blas().limit(limits=1, user_api="blas"):
         return matrix @ query

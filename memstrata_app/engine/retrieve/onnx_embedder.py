@@ -42,9 +42,7 @@ def onnx_model_dir() -> Path:
 
 
 def default_threads() -> int:
-    """ONNX Runtime's intra-op threads: $MEMSTRATA_ONNX_THREADS, else min(2, cores) — on 2
-    cores two threads embed a batch 1.6–1.8× faster than one and a single query no slower
-    (docs/PERFORMANCE.md, `memstrata bench embedders`)."""
+    """ONNX Runtime's intra-op threads: $MEMSTRATA_ONNX_THREADS, else min(2, cores)."""
     env = os.environ.get(ONNX_THREADS_ENV, "")
     if env.isdigit() and int(env) > 0:
         return int(env)

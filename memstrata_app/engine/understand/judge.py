@@ -22,6 +22,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from ..retrieve.onnx_embedder import padded
 from ..types import EngineError
 
 log = logging.getLogger(__name__)
@@ -167,18 +168,8 @@ class OnnxJudge:
         with self._lock:
             encs = self._tokenizer.encode_batch([(pairs[i][0], pairs[i][1]) for i in order])
             for s in range(0, len(encs), self.batch_size):
-                part = encs[s:s + self.batch_size]
-                width = max(len(e.ids) for e in part)
-                ids = np.zeros((len(part), width), dtype=np.int64)
-                mask = np.zeros_like(ids)
-                types = np.zeros_like(ids)
-                for r, e in enumerate(part):
-                    n = len(e.ids)
-                    ids[r, :n] = e.ids
-                    mask[r, :n] = 1
-                    types[r, :n] = e.type_ids
-                feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
-                feed = {k: v for k, v in feed.items() if k in self._inputs}
+                feed = {k: v for k, v in padded(encs[s:s + self.batch_size]).items()
+                        if k in self._inputs}
                 out.append(self._session.run(["logits"], feed)[0])
         logits = np.concatenate(out, axis=0)
         back = np.empty_like(logits)
