@@ -10,9 +10,10 @@ A cross-encoder fine-tuned from all-MiniLM-L6-v2 (the weights shipped in the PyP
 (`[CLS] active fact [SEP] new statement [SEP]`), a linear head on [CLS] answers
 updates / restates / compatible. Training data: memstrata_app/bench/data/judge (see its
 README) less the calibration writers, plus mined negatives (each new line beside the most
-similar older lines of other writers). The calibration writers then fit the temperature
-(NLL, grid search) and the thresholds (the lowest P(updates) at which the calibration set's
-retirements are all right, and so on: see choose_thresholds).
+similar older lines of other writers) and value swaps (an update's old line given the new
+value restates the new line: judge_corpus.value_swaps). The calibration writers then fit the
+temperature (NLL, grid search) and the thresholds (the lowest P(updates) at which the
+calibration set's retirements are all right, and so on: see choose_thresholds).
 
 Seeded and single-process on the CPU (torch's deterministic algorithms, 2 threads): two runs
 on one machine give the same weights. judge.json records the ONNX file's sha256, the
@@ -264,6 +265,9 @@ def main() -> int:
     ap.add_argument("--batch", type=int, default=32)
     ap.add_argument("--lr", type=float, default=5e-5)
     ap.add_argument("--mined", type=int, default=1, help="mined negatives per training pair")
+    ap.add_argument("--swaps", action=argparse.BooleanOptionalAction, default=True,
+                    help="add restatements made from updates by swapping the value"
+                         " (judge_corpus.value_swaps)")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--seed", type=int, default=13)
     ap.add_argument("--version", default=None, help="the model's name (default: from the date"
@@ -285,6 +289,10 @@ def main() -> int:
         f" training {len(train_pairs)}, calibration {len(cal_pairs)}"
         f" ({', '.join(jc.CALIBRATION_WRITERS)})")
     train_set = with_mined(train_pairs, args.mined)
+    if args.swaps:
+        swaps = jc.value_swaps(train_pairs)
+        train_set += swaps
+        log(f"value swaps: {len(swaps)} restatements made from the training updates")
     cal_set = calibration_set()
     log(f"with mined negatives: training {len(train_set)}, calibration {len(cal_set)}")
     model, tok = train(train_set, args)
@@ -320,7 +328,8 @@ def main() -> int:
         "corpus_sha256": corpus_digest,
         "training": {"pairs": len(train_pairs), "with_mined": len(train_set),
                      "writers": sorted({p.writer for p in train_pairs}),
-                     "epochs": args.epochs, "batch": args.batch, "lr": args.lr,
+                     "value_swaps": bool(args.swaps), "epochs": args.epochs,
+                     "batch": args.batch, "lr": args.lr,
                      "seed": args.seed, "threads": args.threads,
                      "minutes": round((time.time() - t_start) / 60, 1)},
         "calibration": {"writers": list(jc.CALIBRATION_WRITERS), "pairs": len(cal_pairs),

@@ -1,7 +1,8 @@
 """Conversational benchmark: chat histories replayed into fresh ledgers, then probed.
 
 Two kinds of data, both under `bench/data/`:
-- stories (`stories/NAME.tsv` + `NAME_probes.json`): long chats with probes only;
+- stories (`stories/NAME.tsv` + `NAME_probes.json`): long chats with probes only; their write
+  path is scored from the current-time probes (`story_final`);
 - items files (`conversations/dev.json`, `heldout.json`, `heldout2.json`): short chats,
   each with probes and a `final` classification of its lines, which also scores the write
   path (false and missed retirements, lines left in review, hedges stored as facts).
@@ -15,21 +16,23 @@ import json
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from ..engine.understand.clauses import ELLIPSIS
 from .systems import CachedEmbedder, VectorRag
 
 DATA = Path(__file__).parent / "data"
 ITEM_SETS = ("dev", "heldout", "heldout2")
-# folders of stories (NAME.tsv + NAME_probes.json): the development stories, and "blind1",
-# eight histories written after the judge's training data was frozen, by writers who saw
-# neither the rules nor the corpus; never used for any choice (bench/data/blind1/README.md)
-STORY_SETS = ("stories", "blind1")
+# folders of stories (NAME.tsv + NAME_probes.json): the development stories; "blind1", eight
+# histories by writers who saw neither the rules nor the corpus, reported blind once and then
+# used for choices (a development set since); "blind2", eight more in other voices, never
+# used for any choice (bench/data/blind*/README.md)
+STORY_SETS = ("stories", "blind1", "blind2")
 SETS = (*STORY_SETS, *ITEM_SETS)
 FINAL_KINDS = ("active", "retired", "not_facts", "mixed")
 RETIRED = {"superseded", "retracted"}  # closed by a later statement or a removal
@@ -142,7 +145,21 @@ def load_story(tsv: Path) -> Case:
     probes = tuple(_probe(p, f"{probes_file.name} probe {i}") for i, p in enumerate(raw_probes))
     case = Case(name, name, tuple(turns), probes)
     validate(case, f"story {name}")
-    return case
+    return replace(case, final=story_final(case))
+
+
+def story_final(case: Case) -> dict[str, tuple[str, ...]]:
+    """A story's write path, read from its current-time probes: what one wants must still be
+    current at the end (a retirement of it is false), what one forbids must be retired (left
+    current, a missed retirement). A line wanted by one probe and forbidden by another is
+    left out; as-of probes say nothing about the end."""
+    want = {w for p in case.probes if p.as_of is None for w in p.want}
+    forbid = {f for p in case.probes if p.as_of is None for f in p.forbid}
+    lines = {s: case.turn_of(s) for s in want | forbid}
+    both = {lines[s] for s in want} & {lines[s] for s in forbid}
+    return {"active": tuple(sorted(s for s in want if lines[s] not in both)),
+            "retired": tuple(sorted(s for s in forbid if lines[s] not in both)),
+            "not_facts": (), "mixed": ()}
 
 
 def _item(d: Any, where: str) -> Case:
@@ -266,6 +283,13 @@ def write_path(case: Case, rows: list[Any], turn_ids: list[list[int]]) -> dict[s
             return by_id[int(a.superseded_by)].text
         return f"({a.status} {a.reason or ''})".replace(" )", ")")
 
+    def rests_of(found: list[Any]) -> list[Any]:
+        """The remainders the judge left of these rows (what stays of a sentence once one of
+        its parts retired: its other words, elided with "…")."""
+        nxt = [by_id.get(int(a.superseded_by)) for a in found if a.superseded_by is not None]
+        return [r for r in nxt if r is not None and ELLIPSIS in r.text
+                and r.text not in {a.text for a in found}]
+
     out: dict[str, Any] = {"false_retirements": [], "missed_retirements": [], "in_review": [],
                            "not_stored": [], "not_facts_as_facts": []}
     counted: set[int] = set()
@@ -279,9 +303,12 @@ def write_path(case: Case, rows: list[Any], turn_ids: list[list[int]]) -> dict[s
             elif all(a.status in REVIEW for a in found):
                 out["in_review"].append({"item": case.id, "line": line, "kind": kind})
             elif kind == "retired":
-                if any(_retrievable(a) for a in found):
+                if any(_retrievable(a) for a in (*found, *rests_of(found))):
                     out["missed_retirements"].append({"item": case.id, "line": line})
-            elif not any(_retrievable(a) for a in found):
+            elif not any(_retrievable(a) for a in (
+                    *found, *(rests_of(found) if kind == "mixed" else ()))):
+                # a line of several facts of which some changed ("mixed") may live on in its
+                # remainder; a line whose facts all still hold ("active") may not
                 gone = [a for a in found if a.status in RETIRED]
                 counted.update(int(a.id) for a in gone)
                 out["false_retirements"].append({

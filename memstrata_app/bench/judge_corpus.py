@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -103,6 +104,39 @@ def digest(folder: Path = CORPUS_DIR) -> str:
         h.update(f"{f.parent.name}/{f.name}".encode())
         h.update(f.read_bytes())
     return h.hexdigest()
+
+
+_VALUE = re.compile(r"(?<![\w.:/@-])[\w.:/@=+-]*\d[\w.:/@=+-]*")  # a token holding a digit
+
+
+def _values(text: str) -> list[str]:
+    return [v for v in dict.fromkeys(m.strip(".:-,") for m in _VALUE.findall(text)) if v]
+
+
+def value_swaps(pairs: list[Pair]) -> list[Pair]:
+    """Restatements made from updates, to make the judge compare values rather than read a
+    change verb: where an update's old line names exactly one value the new one does not, and
+    the new line exactly one the old does not, the old line with the new value (and the new
+    line with the old value) says the same as the other side — "The Dockerfile uses python
+    3.12." beside "bumped the Dockerfile to python 3.12" restates it. Made for training only,
+    never for calibration."""
+    out: list[Pair] = []
+    for p in pairs:
+        if p.label != "updates":
+            continue
+        ov, nv = _values(p.old), _values(p.new)
+        gone = [v for v in ov if v not in nv]
+        fresh = [v for v in nv if v not in ov]
+        if len(gone) != 1 or len(fresh) != 1:
+            continue
+        a, b = gone[0], fresh[0]
+        if p.old.count(a) == 1:
+            out.append(Pair(f"{p.id}~new", p.writer, p.domain, p.old.replace(a, b), p.new,
+                            "restates", "value_swap"))
+        if p.new.count(b) == 1:
+            out.append(Pair(f"{p.id}~old", p.writer, p.domain, p.old, p.new.replace(b, a),
+                            "restates", "value_swap"))
+    return out
 
 
 def mined_negatives(pairs: list[Pair], vectors_old: np.ndarray, vectors_new: np.ndarray,

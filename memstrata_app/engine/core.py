@@ -394,6 +394,10 @@ class MemoryEngine:
         """Refuse a quarantined extraction; it stays in the ledger for audit."""
         return self.review.reject(assertion_id)
 
+    def pending_retirements(self) -> dict[int, int]:
+        """{fact: newer fact} for each fact a judge's review item proposes to retire."""
+        return self.review.pending()
+
     def would_retire(self, assertion_id: int) -> list[Assertion]:
         """What approving this quarantined extraction would close, as things stand."""
         return self.review.would_retire(assertion_id)

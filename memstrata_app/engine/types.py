@@ -124,7 +124,8 @@ class JudgedCandidate:
 
     `decision`: "superseded" (retired by the judge), "review" (the statement waits in the
     review queue), "veto" (a rule retirement the judge read as compatible: sent to review),
-    "kept" (below the thresholds: nothing), "rule" (the rules decided this pair)."""
+    "kept" (below the thresholds: nothing), "rule" (the rules decided this pair), "other
+    context" (both name their context and none is shared: nothing, however sure)."""
 
     assertion_id: AssertionId
     text: str

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -124,9 +124,18 @@ def quoted(text: str) -> str:
     return json.dumps(_one_line(defuse(once)), ensure_ascii=False)
 
 
-def format_block(hits: Sequence[Any], now: datetime | None = None) -> str | None:
-    """One delimited system block quoting the current facts, or None when there are none."""
+def format_block(hits: Sequence[Any], now: datetime | None = None,
+                 pending: Mapping[int, int] | None = None) -> str | None:
+    """One delimited system block quoting the current facts, or None when there are none.
+
+    `pending` ({fact: newer fact}, `MemoryEngine.pending_retirements`): a fact the update
+    judge reads as replaced, waiting for the user's review, is marked as maybe outdated (and
+    names the line that may replace it) rather than presented as current."""
     now = now or datetime.now(UTC)
+    pending = pending or {}
+    hits = [h for h in hits if quoted(h.text) != '""']
+    line_of = {int(h.assertion_id): n for n, h in enumerate(hits, 1)
+               if getattr(h, "assertion_id", None) is not None}
     lines = [BLOCK_OPEN,
              f"Quoted notes from the user's project memory, current as of "
              f"{now.astimezone(UTC):%Y-%m-%d %H:%M} UTC. Each numbered line is one JSON string: "
@@ -138,6 +147,11 @@ def format_block(hits: Sequence[Any], now: datetime | None = None) -> str | None
             continue
         since = getattr(h, "valid_from", None)
         suffix = f" (since {since:%Y-%m-%d})" if isinstance(since, datetime) else ""
+        newer = pending.get(int(getattr(h, "assertion_id", 0) or 0))
+        if newer is not None:
+            by = (f"line {line_of[newer]} may replace it" if newer in line_of
+                  else "a newer note may replace it")
+            suffix += f" (may be outdated: {by}; awaiting the user's review)"
         lines.append(f"{len(lines) - 1}. {text}{suffix}")
     if len(lines) == 2:
         return None

@@ -133,7 +133,7 @@ class MemoryService:
             metrics.record("endpoint.retrieve", (time.perf_counter() - t1) * 1000)
         floor = float(self.settings.get("injection_min_score"))
         hits = relevant(hits, floor)
-        block = format_block(hits)
+        block = format_block(hits, pending=eng.pending_retirements() if hits else None)
         keep = float(self.settings.get("audit_log_days") or 0)
         if keep > 0 and writable:  # queued for the writer: the request does not wait for it
             eng.log_injection(api, query, [(h.assertion_id, h.score) for h in hits],

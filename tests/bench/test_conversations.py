@@ -4,6 +4,7 @@ write-path counts on real engine ledgers."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -78,7 +79,7 @@ def test_the_shipped_dev_stories_load() -> None:
     stories = conv.load_set("stories")
     assert {c.id for c in stories} == {"backend", "firmware", "gamedev", "warehouse"}
     assert all(40 <= len(c.turns) <= 45 and len(c.probes) >= 18 for c in stories)
-    assert all(c.final is None for c in stories)
+    assert all(c.final is not None and c.final["active"] for c in stories)
     assert [c.id for c in conv.load_set("stories", limit=1, family="firmware")] == ["firmware"]
 
 
@@ -87,6 +88,34 @@ def test_the_blind_stories_load() -> None:
     assert len(blind) == 8
     assert all(len(c.turns) >= 40 and len(c.probes) >= 20 for c in blind)
     assert {c.id for c in blind}.isdisjoint({"backend", "firmware", "gamedev", "warehouse"})
+    blind2 = conv.load_set("blind2")
+    assert len(blind2) == 8 and all(len(c.probes) >= 18 for c in blind2)
+    assert {c.id for c in blind2}.isdisjoint({c.id for c in blind})
+
+
+def test_a_story_is_scored_on_its_write_path_from_its_current_probes() -> None:
+    case = conv.story_final(Case("s", "s", (
+        (_t(1), "The api port is 8080."), (_t(2), "The api port is 9090 now."),
+        (_t(3), "Redis runs 7.2."), (_t(4), "The api listens on 9090, says the load balancer.")),
+        (Probe("api port?", ("9090 now",), ("8080",)),
+         Probe("redis?", ("7.2",), ()),
+         Probe("api then?", ("8080",), ("9090 now",), _t(1) + (_t(2) - _t(1)) / 2),
+         Probe("who says 9090?", ("load balancer",), ("says the load",)))))
+    # as-of probes say nothing about the end; a line wanted and forbidden is left out
+    assert case == {"active": ("7.2", "9090 now"), "retired": ("8080",),
+                    "not_facts": (), "mixed": ()}
+
+
+def test_a_story_whose_true_line_was_retired_counts_a_false_retirement(
+        engine: MemoryEngine) -> None:
+    story = Case("st", "st", ((_t(1), "The api port is 8080."),
+                              (_t(2), "The worker port is 7070.")),
+                 (Probe("api port?", ("8080",), ()), Probe("worker?", ("7070",), ())))
+    story = replace(story, final=conv.story_final(story))
+    ids = conv.replay(engine, story)
+    engine.forget(ids[0][0])
+    wp = conv.ledger_write_path(engine, story, ids)
+    assert [f["line"] for f in wp["false_retirements"]] == ["The api port is 8080."]
 
 
 # --- scoring with the plain baseline -------------------------------------------------------------

@@ -56,3 +56,20 @@ def test_review_corrections_apply(tmp_path):
     assert {p.id: p.label for p in jc.load_pairs(tmp_path, reviewed=False)}["w01-0002"] \
         == "updates"
     assert jc.digest(tmp_path) != jc.digest(tmp_path / "nowhere")
+
+
+def test_value_swaps_turn_an_update_into_restatements_of_the_same_value():
+    up = jc.Pair("x1", "w01", "d", "The Dockerfile uses python 3.11.",
+                 "bumped the Dockerfile to python 3.12", "updates", "change")
+    two = jc.Pair("x2", "w01", "d", "api on 8080, db on 5432", "api moved to 9090, db to 5433",
+                  "updates", "change")
+    keep = jc.Pair("x3", "w01", "d", "The Dockerfile uses python 3.11.",
+                   "the Dockerfile stays on python 3.11", "restates", "restatement")
+    swaps = jc.value_swaps([up, two, keep])
+    assert [(p.old, p.new, p.label) for p in swaps] == [
+        ("The Dockerfile uses python 3.12.", "bumped the Dockerfile to python 3.12", "restates"),
+        ("The Dockerfile uses python 3.11.", "bumped the Dockerfile to python 3.11", "restates")]
+    # made from training writers only: the calibration writers' pairs never get swaps
+    train, _cal = jc.split(jc.load_pairs())
+    made = {p.writer for p in jc.value_swaps(train)}
+    assert made and made.isdisjoint(jc.CALIBRATION_WRITERS)

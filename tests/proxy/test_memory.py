@@ -218,3 +218,28 @@ def test_unrelated_facts_stay_out_of_the_block(ollama_client: ollama.Client, eng
     block = injected_block(upstream)
     assert "8080" in block
     assert "Alice" not in block  # top-2 by rank, but far below the relevance floor
+
+
+def test_a_fact_the_judge_holds_for_review_is_injected_as_maybe_outdated(
+        ollama_client: ollama.Client, engine: Any, upstream: OllamaStandIn) -> None:
+    from memstrata_app.engine.understand.judge import Thresholds, builtin_judge
+
+    if builtin_judge() is None:
+        pytest.skip("the update judge is not installed")
+    engine.judge_thresholds = Thresholds(supersede=1.0, review=0.0, veto=1.0)  # review only
+    old = engine.ingest("The Dockerfile uses python 3.11.").actions[0].assertion_id
+    ollama_client.chat(model="standin-chat", messages=[
+        {"role": "user", "content": "bumped the Dockerfile to python 3.12"}])
+    assert engine.pending_retirements().get(int(old))
+    ollama_client.chat(model="standin-chat", messages=[
+        {"role": "user", "content": "which python version does the Dockerfile use?"}])
+    block = injected_block(upstream)
+    [stale] = [ln for ln in block.splitlines() if "python 3.11" in ln]
+    [fresh] = [ln for ln in block.splitlines() if "python 3.12" in ln]
+    assert "may be outdated" in stale and "awaiting the user's review" in stale
+    assert f"line {fresh.split('.', 1)[0]} may replace it" in stale
+    assert "may be outdated" not in fresh
+    # once the reviewer rejects the proposal, the old fact is current again, unmarked
+    [item] = [a for a in engine.quarantined() if (a.reason or "").startswith("judge:")]
+    engine.reject(item.id)
+    assert not engine.pending_retirements()

@@ -17,6 +17,7 @@ from ..metrics import Metrics
 from ..retrieve.retriever import Retriever
 from ..timeutil import to_ts
 from ..types import EngineError, IngestAction
+from .clauses import elide, part_spans
 from .extract import text_hash
 from .judge import (
     Judge,
@@ -148,6 +149,55 @@ class Judging:
         for i, cands in zip(todo, per, strict=True):
             out[i] = replace(prepared[i], judged=tuple(
                 JudgedPair(h, txt, sc, next(verdicts), later) for h, txt, sc, later in cands))
+        try:
+            n_parts = self._read_parts(out, todo)
+        except Exception:  # the parts only refine a verdict; without them it stands whole
+            log.exception("the update judge failed on a sentence's parts; judged whole")
+            n_parts = 0
         self.metrics.record("judge", (time.perf_counter() - t0) * 1000)
-        self.judge_pairs += len(pairs)
+        self.judge_pairs += len(pairs) + n_parts
         return out
+
+    def _read_parts(self, out: list[Statement], todo: list[int]) -> int:
+        """A candidate the judge reads as (maybe) updated that divides into parts, read part
+        by part beside the new statement: each part alone, and the sentence without it. A
+        part is the update when it reads as one alone (≥ supersede) and the sentence without
+        it no longer does (< review), while every other part alone plainly does not
+        (< review); then the rest is kept in its own words, embedded here, to stay current
+        once that part retires (judging.py). Returns the pairs judged."""
+        judge, th = self.judge, self.judge_thresholds
+        assert judge is not None
+        jobs: list[tuple[int, int, list[tuple[int, int]]]] = []
+        for i in todo:
+            for k, jp in enumerate(out[i].judged):
+                if jp.later or jp.verdict.updates < th.review:
+                    continue
+                spans = part_spans(jp.text)
+                if len(spans) >= 2:
+                    jobs.append((i, k, spans))
+        if not jobs:
+            return 0
+        pairs = []
+        for i, k, spans in jobs:
+            text, new = out[i].judged[k].text, out[i].sentence
+            pairs += [(text[a:b], new) for a, b in spans]
+            pairs += [(elide(text, spans, [n]), new) for n in range(len(spans))]
+        probs = iter([v.updates for v in judge.judge(pairs)])
+        rests: list[tuple[int, int, tuple[float, ...], str | None]] = []
+        for i, k, spans in jobs:
+            alone = tuple(next(probs) for _ in spans)
+            without = [next(probs) for _ in spans]
+            hit = [n for n in range(len(spans))
+                   if alone[n] >= th.supersede and without[n] < th.review]
+            clear = all(alone[n] < th.review for n in range(len(spans)) if n not in hit)
+            rest = (elide(out[i].judged[k].text, spans, hit)
+                    if len(hit) == 1 and clear else None)
+            rests.append((i, k, alone, rest))
+        texts = [r for *_, r in rests if r is not None]
+        vecs = iter(self.retriever.embedder.embed(texts) if texts else [])
+        for i, k, ps, rest in rests:
+            judged = list(out[i].judged)
+            judged[k] = replace(judged[k], parts=ps, remainder=rest,
+                                remainder_vector=next(vecs) if rest is not None else None)
+            out[i] = replace(out[i], judged=tuple(judged))
+        return len(pairs)

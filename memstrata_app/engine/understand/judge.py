@@ -62,6 +62,11 @@ class JudgedPair:
     verdict: Verdict
     later: bool = False  # the candidate was said after the statement (a late statement):
     #                     the verdict reads the statement as the older line
+    # a candidate that divides into parts (clauses.py), read part by part: P(updates) of
+    # each, and when only some of them are updates, the rest in its own words and its vector
+    parts: tuple[float, ...] = ()
+    remainder: str | None = None
+    remainder_vector: Any = None
 
 
 @dataclass(frozen=True)

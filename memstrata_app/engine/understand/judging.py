@@ -25,8 +25,10 @@ from dataclasses import replace
 
 import numpy as np
 
+from ..ledger.keys import Triple
 from ..ledger.transaction import WriteContext, close_row, insert_row
-from ..types import Action, AssertionId, IngestAction, JudgedCandidate, Status
+from ..types import Action, AssertionId, Cardinality, IngestAction, JudgedCandidate, Status
+from .extract import text_hash
 from .judge import JudgedPair, Thresholds, Verdict
 from .statements import Statement
 
@@ -42,11 +44,20 @@ Rejudge = Callable[[Sequence[tuple[str, str]]], list[Verdict]]
 
 
 def _open_rows(ctx: WriteContext, text_hash: str, space: str, t: float,
-               exclude: set[int]) -> list[tuple[int, str | None]]:
-    rows = ctx.q("SELECT id, subject_norm FROM assertions WHERE text_hash=? AND space=?"
-                 " AND status IN ('active','plain') AND valid_from <= ?"
+               exclude: set[int]) -> list[tuple[int, str | None, str | None]]:
+    """(id, subject, context) of a sentence's rows still open at `t`."""
+    rows = ctx.q("SELECT id, subject_norm, context FROM assertions WHERE text_hash=? AND"
+                 " space=? AND status IN ('active','plain') AND valid_from <= ?"
                  " AND (valid_to IS NULL OR valid_to > ?)", (text_hash, space, t, t))
-    return [(int(r[0]), r[1]) for r in rows if int(r[0]) not in exclude]
+    return [(int(r[0]), r[1], r[2]) for r in rows if int(r[0]) not in exclude]
+
+
+def other_context(own: set[str], rows: Sequence[tuple[int, str | None, str | None]]) -> bool:
+    """Both sides name the context their values hold in, and no context is shared ("staging"
+    beside "prod", "rev A" beside "rev C"): another context's value is never an update, so
+    the judge does not act on it, however sure it reads."""
+    theirs = {c for _, _, c in rows if c}
+    return bool(own and theirs) and own.isdisjoint(theirs)
 
 
 _VALUE = re.compile(r"(?<![\w.:/@-])[\w.:/@-]*\d[\w.:/@-]*")  # a word holding a digit, whole
@@ -58,7 +69,7 @@ def several_values(text: str) -> bool:
     return len({m.group(0).strip(".:-") for m in _VALUE.finditer(text)} - {""}) >= 2
 
 
-def _meant(rows: list[tuple[int, str | None]], sentence: str,
+def _meant(rows: list[tuple[int, str | None, str | None]], sentence: str,
            candidate: str = "") -> list[int] | None:
     """Of a sentence's rows (one per fact it states), those the new statement is about: the
     one row of a one-fact sentence; of several, those whose subject it names when that
@@ -67,7 +78,7 @@ def _meant(rows: list[tuple[int, str | None]], sentence: str,
     if len(rows) == 1:
         return None if several_values(candidate) else [rows[0][0]]
     low = sentence.lower()
-    named = [rid for rid, subj in rows if subj and subj.replace("_", " ") in low]
+    named = [rid for rid, subj, _ in rows if subj and subj.replace("_", " ") in low]
     return named if 0 < len(named) < len(rows) else None
 
 
@@ -78,6 +89,9 @@ def apply_judgement(ctx: WriteContext, st: Statement, acts: list[IngestAction],
     if not own or any(a.action is Action.HISTORY for a in acts):
         return acts
     t = float(ctx.q("SELECT valid_from FROM assertions WHERE id=?", (own[0],))[0][0])
+    own_ctx = {str(r[0]) for r in ctx.q(
+        f"SELECT context FROM assertions WHERE id IN ({','.join('?' * len(own))})",
+        tuple(own)) if r[0]}
     rule_retired = {int(i) for a in acts for i in a.retired}
     judged: list[JudgedCandidate] = []
     by_hash = {p.text_hash: p for p in st.judged}
@@ -127,8 +141,25 @@ def apply_judgement(ctx: WriteContext, st: Statement, acts: list[IngestAction],
         rows = [] if pair.text_hash in rule_hashes else _open_rows(
             ctx, pair.text_hash, st.space, t, set(own))
         decision = "rule" if pair.text_hash in rule_hashes else "kept"
+        if rows and other_context(own_ctx, rows):
+            judged.append(JudgedCandidate(AssertionId(rows[0][0]), pair.text, v.updates,
+                                          v.restates, v.compatible, "other context"))
+            continue
         meant = _meant(rows, st.sentence, pair.text) if rows else None
-        if rows and v.updates >= th.supersede and meant:
+        if pair.parts and not all(p >= th.supersede for p in pair.parts):
+            meant = None  # read part by part, not every part is an update: never whole
+        if rows and pair.remainder is not None:
+            # some of the sentence's parts are updates, the rest plainly not: those parts
+            # retire, the rest stays current in its own words (one fact, one validity)
+            best = max(pair.parts)
+            rest = _keep_rest(ctx, rows, pair, own[0], t, name, best)
+            retired.extend(rid for rid, _, _ in rows)
+            decision = "superseded (part)"
+            if best > best_p:
+                best_p = best
+                best_reason = (f"judge {name}: updates {best:.2f} — part of"
+                               f" {_quote(pair.text)}; the rest stays current as #{rest}")
+        elif rows and v.updates >= th.supersede and meant:
             for rid in meant:
                 close_row(ctx, rid, t, own[0], f"superseded by #{own[0]} (judge {name}:"
                           f" updates {v.updates:.2f})", Status.SUPERSEDED)
@@ -141,7 +172,7 @@ def apply_judgement(ctx: WriteContext, st: Statement, acts: list[IngestAction],
         elif rows and v.updates >= th.review and len(proposals) < MAX_PROPOSALS:
             # not sure enough, or a sentence of several facts and not which one: a reviewer
             # decides; the statement itself is stored and served meanwhile
-            targets = meant or [rid for rid, _ in rows]
+            targets = meant or [rid for rid, _, _ in rows]
             proposals.append((targets, v, f"may retire {_ids(targets)} (updates"
                                           f" {v.updates:.2f})"))
             decision = "review"
@@ -164,6 +195,43 @@ def apply_judgement(ctx: WriteContext, st: Statement, acts: list[IngestAction],
     if notes:
         a = replace(a, reason="; ".join(x for x in (a.reason, *notes) if x))
     return [*acts[:first], replace(a, judged=tuple(judged)), *acts[first + 1:]]
+
+
+def _keep_rest(ctx: WriteContext, rows: Sequence[tuple[int, str | None, str | None]],
+               pair: JudgedPair, newer: int, t: float, name: str, p: float) -> int:
+    """Retire a sentence's rows at `t` and open its remainder (the parts that stay true, in
+    its own words) from `t`: one row per keyed fact whose value the remainder still names
+    (its key continues), or one plain row. Returns the first remainder row."""
+    assert pair.remainder is not None and pair.remainder_vector is not None
+    rest, low = pair.remainder, pair.remainder.casefold()
+    src = ctx.q(f"SELECT id, subject, relation, object, subject_norm, relation_norm,"
+                f" object_norm, key, context, space, source, author, authority, label"
+                f" FROM assertions WHERE id IN ({','.join('?' * len(rows))}) ORDER BY id",
+                tuple(rid for rid, _, _ in rows))
+    common = dict(kind="fact", text=rest, text_hash=text_hash(rest), method=f"judge:{name}",
+                  confidence=1.0, valid_from=t, valid_to=None, vector=pair.remainder_vector,
+                  reason=f"the rest of #{src[0][0]} once #{newer} updated part of it"
+                         f" (judge {name}: updates {p:.2f})")
+    first: int | None = None
+    successor: dict[int, int] = {}
+    for r in src:
+        if r[7] and r[3] and str(r[3]).casefold() in low:  # a keyed fact the rest still states
+            tr = Triple(r[1], r[2], r[3], r[4], r[5], r[6], Cardinality.SINGLE,
+                        r[8] or "", r[9])
+            rid = int(insert_row(ctx, status=Status.ACTIVE, triple=tr, source=r[10],
+                                 author=r[11], authority=r[12], label=r[13], **common))
+            successor[int(r[0])] = rid
+            first = first or rid
+    if first is None:
+        r = src[0]
+        first = int(insert_row(ctx, status=Status.PLAIN, source=r[10], author=r[11],
+                               authority=r[12], label=r[13], **common))
+    for r in src:
+        rid = int(r[0])
+        close_row(ctx, rid, t, successor.get(rid, newer),
+                  f"partly superseded by #{newer} (judge {name}: updates {p:.2f}); the rest"
+                  f" stays current as #{first}", Status.SUPERSEDED)
+    return first
 
 
 def _file_late(ctx: WriteContext, st: Statement, acts: list[IngestAction], own: list[int],

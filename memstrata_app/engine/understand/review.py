@@ -33,7 +33,7 @@ from ..types import (
 )
 from .decide import BROAD_REVIEW, make_triple
 from .extract import text_hash
-from .judging import held_for, proposed_for
+from .judging import JUDGE_REVIEW, held_for, proposed_for
 from .rejudge import settle
 
 
@@ -188,6 +188,19 @@ class Review:
                 else (card is Cardinality.SINGLE and r.object_norm != a.object_norm)
             if closes:
                 out.append(r)
+        return out
+
+    def pending(self) -> dict[int, int]:
+        """{fact: newer fact} for each fact a judge's review item proposes to retire, while
+        the item waits: the read path must not present both as current."""
+        out: dict[int, int] = {}
+        for (reason,) in self.ledger.readers.query(
+                "SELECT reason FROM assertions WHERE status='quarantined' AND reason LIKE ?",
+                (JUDGE_REVIEW + "%",)):
+            newer = proposed_for(reason)
+            if newer is not None:
+                for rid in held_for(reason):
+                    out.setdefault(rid, newer)
         return out
 
     def quarantined_row(self, assertion_id: int,

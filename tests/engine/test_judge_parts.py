@@ -1,0 +1,100 @@
+"""One fact, one validity: a sentence of several facts judged part by part, and the judge never
+acting across two named contexts. The shipped judge, real SQLite ledgers, the real embedder."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memstrata_app.engine.types import Status
+from memstrata_app.engine.understand.clauses import ELLIPSIS, elide, part_spans, parts
+from memstrata_app.engine.understand.judge import Thresholds, builtin_judge
+
+T1 = datetime(2026, 3, 2, tzinfo=UTC)
+T2 = datetime(2026, 3, 20, tzinfo=UTC)
+BETWEEN = datetime(2026, 3, 10, tzinfo=UTC)
+
+judged = pytest.mark.skipif(builtin_judge() is None, reason="the update judge is not installed")
+
+TWO = "QC report is MultiQC 1.19 and it's published to the `qc-reports` bucket"
+
+
+# --- where a sentence divides ---------------------------------------------------------------
+def test_a_sentence_divides_at_its_joins_and_never_inside_code_quotes_or_brackets():
+    assert parts(TWO) == ["QC report is MultiQC 1.19", "it's published to the `qc-reports` bucket"]
+    assert parts("tempo is the trace backend, 7d retention") == [
+        "tempo is the trace backend", "7d retention"]
+    assert parts("`minSdkVersion 23` `targetSdkVersion 35`") == [
+        "`minSdkVersion 23`", "`targetSdkVersion 35`"]
+    for whole in ("The Dockerfile uses python 3.11.", "set `a, b and c` in the config file",
+                  'the banner says "closed, and gone" on every page',
+                  "the flags (alpha, beta and gamma) stay on", "replicas 1, 2, 3"):
+        assert parts(whole) == [whole.rstrip(".")], whole
+
+
+words = st.text(alphabet="abcdefgh xyz019`\",;()-—", min_size=1, max_size=80)
+
+
+@settings(max_examples=300, deadline=None)
+@given(words)
+def test_parts_cover_the_sentence_in_order_and_elision_keeps_the_other_words(text):
+    spans = part_spans(text)
+    assert spans[0][0] >= 0 and spans[-1][1] <= len(text)
+    assert all(a < b for a, b in spans) and all(
+        spans[n][1] <= spans[n + 1][0] for n in range(len(spans) - 1))
+    if len(spans) >= 2:
+        rest = elide(text, spans, [0])
+        assert rest.count(ELLIPSIS) >= 1 + text.count(ELLIPSIS)
+        for a, b in spans[1:]:  # every kept part, in its own words
+            assert text[a:b].strip() in rest
+
+
+# --- the judge on the write path ------------------------------------------------------------
+@judged
+def test_only_the_changed_part_of_a_sentence_retires(engine):
+    old = engine.ingest(TWO, at=T1).actions
+    res = engine.ingest("MultiQC bumped to 1.21", at=T2)
+    [cand] = [j for a in res.actions for j in a.judged]
+    assert cand.decision == "superseded (part)"
+    # the version question never gets the old version as current …
+    hits = [h.text for h in engine.retrieve("which MultiQC version makes the QC report?")]
+    assert not any("1.19" in h for h in hits)
+    assert "MultiQC bumped to 1.21" in hits
+    # … the bucket question still finds the bucket, in the sentence's own words
+    rest = [h for h in engine.retrieve("where are the QC reports published?")
+            if "qc-reports" in h.text]
+    assert [h.text for h in rest] == ["… and it's published to the `qc-reports` bucket"]
+    # and the past keeps the whole sentence: as of before the change, it was all true
+    past = [h.text for h in engine.retrieve("which MultiQC version?", as_of=BETWEEN)]
+    assert TWO in past
+    for a in old:
+        row = engine.get(a.assertion_id)
+        if row.status is not Status.QUARANTINED:
+            assert row.status is Status.SUPERSEDED and "partly superseded" in (row.reason or "")
+    assert "the rest of #" in (engine.get(rest[0].assertion_id).reason or "")
+
+
+@judged
+def test_a_sentence_whose_parts_do_not_single_one_out_is_never_retired_whole(engine):
+    # the judge reads the whole as updated (0.98) but no part alone: a reviewer decides
+    engine.judge_thresholds = Thresholds(supersede=0.95, review=0.6, veto=1.0)
+    first = engine.ingest("tempo is the trace backend, 7d retention", at=T1).actions[0]
+    res = engine.ingest("tempo retention cut to 3d, the storage bill was silly", at=T2)
+    decisions = [j.decision for a in res.actions for j in a.judged]
+    assert "superseded" not in decisions and "review" in decisions
+    assert engine.get(first.assertion_id).status in (Status.ACTIVE, Status.PLAIN)
+
+
+@judged
+def test_the_judge_never_acts_across_two_named_contexts(engine):
+    engine.judge_thresholds = Thresholds(supersede=0.05, review=0.01, veto=1.0)
+    staging = engine.ingest("staging Postgres is 16.2 now, soaking it there before prod",
+                            at=T1).actions
+    res = engine.ingest("prod Postgres upgraded from 15.6 to 16.2 last night", at=T2)
+    assert {j.decision for a in res.actions for j in a.judged} <= {"other context", "rule"}
+    for a in staging:
+        assert engine.get(a.assertion_id).status in (Status.ACTIVE, Status.PLAIN)
+    assert not engine.quarantined()
