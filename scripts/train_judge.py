@@ -10,10 +10,11 @@ A cross-encoder fine-tuned from all-MiniLM-L6-v2 (the weights shipped in the PyP
 (`[CLS] active fact [SEP] new statement [SEP]`), a linear head on [CLS] answers
 updates / restates / compatible. Training data: memstrata_app/bench/data/judge (see its
 README) less the calibration writers, plus mined negatives (each new line beside the most
-similar older lines of other writers) and value swaps (an update's old line given the new
-value restates the new line: judge_corpus.value_swaps). The calibration writers then fit the
-temperature (NLL, grid search) and the thresholds (the lowest P(updates) at which the
-calibration set's retirements are all right, and so on: see choose_thresholds).
+similar older lines of other writers); `--swaps` adds value swaps (an update's old line
+given the new value restates the new line: judge_corpus.value_swaps). The calibration
+writers then fit the temperature (NLL, grid search) and the thresholds (the lowest
+P(updates) at which the calibration set's retirements are all right, and so on: see
+choose_thresholds).
 
 Seeded and single-process on the CPU (torch's deterministic algorithms, 2 threads): two runs
 on one machine give the same weights. judge.json records the ONNX file's sha256, the
@@ -265,9 +266,10 @@ def main() -> int:
     ap.add_argument("--batch", type=int, default=32)
     ap.add_argument("--lr", type=float, default=5e-5)
     ap.add_argument("--mined", type=int, default=1, help="mined negatives per training pair")
-    ap.add_argument("--swaps", action=argparse.BooleanOptionalAction, default=True,
+    ap.add_argument("--swaps", action=argparse.BooleanOptionalAction, default=False,
                     help="add restatements made from updates by swapping the value"
-                         " (judge_corpus.value_swaps)")
+                         " (judge_corpus.value_swaps; measured, not adopted: see the corpus"
+                         " README)")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--seed", type=int, default=13)
     ap.add_argument("--version", default=None, help="the model's name (default: from the date"

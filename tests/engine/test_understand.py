@@ -31,11 +31,21 @@ def active_texts(engine) -> set[str]:
     ("I'd say the limit should be 50", "hedge"),
     ("let's consider moving to Postgres 16", "hedge"),
     ("we'll move the cache to Redis next sprint", "plan"),
+    ("starting next week we will use Redis", "plan"),
+    ("Going forward, the timeout will be 30 seconds.", "statement"),
+    ("From now on the deploy window will be 10:00 UTC", "statement"),
     ("Also, by the way, the API port is 8080.", "statement"),
     ("heads up, moved the API to 8080 because the old port clashed", "statement"),
 ])
 def test_utterance_kinds(sentence, kind):
     assert classify(sentence).kind == kind
+
+
+def test_a_decision_in_force_from_now_retires_the_old_value(engine):
+    old = engine.ingest("The timeout is 20 seconds.", at=day(0)).actions[0]
+    res = engine.ingest("Going forward, the timeout will be 30 seconds.", at=day(3))
+    assert old.assertion_id in [r for a in res.actions for r in a.retired]
+    assert "The timeout is 20 seconds." not in active_texts(engine)
 
 
 def test_wrappers_and_reasons_are_not_part_of_the_value():

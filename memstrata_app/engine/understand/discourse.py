@@ -86,6 +86,12 @@ PLAN = re.compile(
     r"on\s+the\s+roadmap|todo|to-?do|later\s+this)\b",
     _I,
 )
+# a decision in force from now, said with "will": "Going forward, the timeout will be 30
+# seconds." is not a plan that may not happen
+IN_FORCE = re.compile(
+    r"\b(?:going\s+forward|from\s+now\s+on|henceforth|effective\s+(?:immediately|now|today)|"
+    r"as\s+of\s+(?:now|today)|starting\s+(?:now|today)|from\s+today)\b", _I)
+_WILL_BE = re.compile(r"\b(?:will|'ll)\s+be\b", _I)
 NEGATED_PAST = re.compile(r"\b(?:didn'?t|did\s+not|never|wasn'?t|weren'?t)\b", _I)
 
 
@@ -193,6 +199,10 @@ def classify(sentence: str, *, commit: bool = False) -> Utterance:
     head = _FIRST_CLAUSE.split(head)[0]
     if HEDGE.search(head):
         return Utterance("hedge", core, "a hedge or proposal: kept as a note, retires nothing")
+    if PLAN.search(head) and IN_FORCE.search(raw):
+        # in force from now: read as the statement it makes ("the timeout is 30 seconds")
+        now = _WILL_BE.sub("is", IN_FORCE.sub("", core)).strip(" ,;:-")
+        return Utterance("statement", now or core, "a decision in force from now")
     if PLAN.search(head) and not NEGATED_PAST.search(head):
         return Utterance("plan", core, "a plan, not yet done: kept as a note, retires nothing")
     return Utterance("statement", core, "")
