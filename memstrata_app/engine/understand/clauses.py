@@ -23,8 +23,9 @@ MIN_WORDS = 2  # a part of fewer words stays with the part before it
 
 # where a sentence may divide: ; : — – and a spaced hyphen, a comma before a space, and the
 # joining words between two clauses (each side keeps ≥ MIN_WORDS words, checked below)
-_BREAK = re.compile(r"\s*;\s+|\s+[—–-]+\s+|,\s+|(?<=`)\s+(?=`)"
-                    r"|\s+(?:and|but|while|whereas|plus)\s+", re.IGNORECASE)
+# (each alternative starts only after a non-space, so a long run of blanks is read once)
+_BREAK = re.compile(r"(?<!\s)\s*;\s+|(?<!\s)\s+[—–-]+\s+|,\s+|(?<=`)\s+(?=`)"
+                    r"|(?<!\s)\s+(?:and|but|while|whereas|plus)\s+", re.IGNORECASE)
 _OPEN, _CLOSE = "([{", ")]}"
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 
