@@ -98,3 +98,13 @@ def test_the_judge_never_acts_across_two_named_contexts(engine):
     for a in staging:
         assert engine.get(a.assertion_id).status in (Status.ACTIVE, Status.PLAIN)
     assert not engine.quarantined()
+
+
+@judged
+def test_a_rule_retirement_lists_the_judges_reading_once(engine):
+    engine.ingest("ok so the staging redis is on port 6380 now, Ben moved it yesterday",
+                  at=T1)
+    res = engine.ingest("wait no, staging redis went back to 6379 this morning", at=T2)
+    judged = [(j.text, j.decision) for a in res.actions for j in a.judged]
+    assert [d for _, d in judged] == ["rule"]
+    assert len({t for t, _ in judged}) == len(judged)

@@ -97,6 +97,7 @@ def apply_judgement(ctx: WriteContext, st: Statement, acts: list[IngestAction],
     by_hash = {p.text_hash: p for p in st.judged}
 
     # 1. the second pair of eyes over the rules' retirements
+    listed: set[str] = set()  # candidates whose verdict is listed here already
     vetoed: list[tuple[int, Verdict]] = []
     if rule_retired:
         rows = ctx.q(f"SELECT id, text, text_hash FROM assertions WHERE id IN"
@@ -109,6 +110,7 @@ def apply_judgement(ctx: WriteContext, st: Statement, acts: list[IngestAction],
             v = by_hash[h].verdict if h in by_hash else extra.get(int(rid))
             if v is None:
                 continue
+            listed.add(str(h))
             if v.compatible >= th.veto:
                 vetoed.append((int(rid), v))
             judged.append(JudgedCandidate(AssertionId(int(rid)), str(txt), v.updates,
@@ -136,8 +138,8 @@ def apply_judgement(ctx: WriteContext, st: Statement, acts: list[IngestAction],
             return acts
     for pair in sorted(st.judged, key=lambda p: -p.verdict.updates):
         v = pair.verdict
-        if pair.text_hash == st.text_hash or pair.later:
-            continue
+        if pair.text_hash == st.text_hash or pair.later or pair.text_hash in listed:
+            continue  # (a rule retirement's verdict, or its veto, is listed once, above)
         rows = [] if pair.text_hash in rule_hashes else _open_rows(
             ctx, pair.text_hash, st.space, t, set(own))
         decision = "rule" if pair.text_hash in rule_hashes else "kept"
