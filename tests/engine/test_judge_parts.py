@@ -91,9 +91,9 @@ def test_a_sentence_whose_parts_do_not_single_one_out_is_never_retired_whole(eng
 @judged
 def test_the_judge_never_acts_across_two_named_contexts(engine):
     engine.judge_thresholds = Thresholds(supersede=0.05, review=0.01, veto=1.0)
-    staging = engine.ingest("staging Postgres is 16.2 now, soaking it there before prod",
+    staging = engine.ingest("staging Redis is 7.2 now, trying it there before prod",
                             at=T1).actions
-    res = engine.ingest("prod Postgres upgraded from 15.6 to 16.2 last night", at=T2)
+    res = engine.ingest("prod Redis upgraded from 6.2 to 7.2 last night", at=T2)
     assert {j.decision for a in res.actions for j in a.judged} <= {"other context", "rule"}
     for a in staging:
         assert engine.get(a.assertion_id).status in (Status.ACTIVE, Status.PLAIN)
