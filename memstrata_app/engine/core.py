@@ -19,21 +19,21 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any
 
+from .delegation import Deferred, Via
 from .governance.service import Governance
 from .ledger import queries
 from .ledger.erasure import SECRET
 from .ledger.keys import read_spaces, space_name
 from .ledger.ledger import Ledger
 from .metrics import Metrics
-from .retrieve.embedders import Embedder, recorded_embedder
-from .retrieve.retriever import Retriever, check_query
+from .retrieve.embedders import Embedder
+from .retrieve.retriever import Retriever, check_query, ledger_embedder
 from .types import (
     Assertion,
     AuditEntry,
     Cardinality,
-    EngineError,
     Hit,
     IngestAction,
     IngestResult,
@@ -48,55 +48,27 @@ if TYPE_CHECKING:
     from .understand.review import Review
 
 Progress = Callable[[int, int], None]  # (done, total)
-T = TypeVar("T")
-
-
-class _Via(Generic[T]):
-    """An attribute of the engine that lives in one of its services (read and set there)."""
-
-    def __init__(self, service: str, name: str | None = None):
-        self.service, self.name = service, name
-
-    def __set_name__(self, owner: type, name: str) -> None:
-        self.name = self.name or name
-
-    def __get__(self, obj: Any, owner: type | None = None) -> T:
-        return getattr(getattr(obj, self.service), self.name)  # type: ignore[arg-type]
-
-    def __set__(self, obj: Any, value: T) -> None:
-        setattr(getattr(obj, self.service), self.name, value)  # type: ignore[arg-type]
-
-
-class _Deferred(_Via[T]):
-    """A setting of the understanding layer: set before the layer is built, it is kept and
-    applied when it is (reading it builds the layer)."""
-
-    def __set__(self, obj: Any, value: T) -> None:
-        if obj._pipeline is None:
-            obj._pending[(self.service, self.name)] = value
-        else:
-            super().__set__(obj, value)
 
 
 class MemoryEngine:
     """A bi-temporal ledger of facts: ingest statements, retrieve what is valid at T."""
 
     # where each setting and piece of state lives
-    path: _Via[Path | str] = _Via("ledger")  # a file, or a team ledger's DSN sans password
-    author: _Via[str] = _Via("ledger")  # recorded on every row this engine writes
-    embedder: _Via[Embedder] = _Via("retriever")
-    hybrid: _Via[bool] = _Via("_ranking")  # the term side fused with the vector one
-    fusion: _Via[str] = _Via("_ranking")  # "linear" or "rrf"
-    lexical_weight: _Via[float] = _Via("_ranking")
-    quarantine_threshold: _Via[float] = _Deferred("understanding")
-    llm_tier: _Via[Any] = _Via("understanding")  # the Ollama tier, when enabled
-    judge: _Via[Any] = _Via("_judging")  # the update judge; None: the rules alone
-    judge_thresholds: _Via[Any] = _Deferred("_judging")
-    judge_candidates: _Via[int] = _Deferred("_judging")  # active sentences judged per statement
-    judge_floor: _Via[float] = _Deferred("_judging")  # below this retrieval score, no candidate
-    judge_pairs: _Via[int] = _Via("_judging")  # pairs judged (benchmarks report pairs/s)
-    authority_order: _Via[tuple[str, ...]] = _Via("governance")
-    retention: _Via[tuple[Any, ...]] = _Via("governance")
+    path: Via[Path | str] = Via("ledger")  # a file, or a team ledger's DSN sans password
+    author: Via[str] = Via("ledger")  # recorded on every row this engine writes
+    embedder: Via[Embedder] = Via("retriever")
+    hybrid: Via[bool] = Via("_ranking")  # the term side fused with the vector one
+    fusion: Via[str] = Via("_ranking")  # "linear" or "rrf"
+    lexical_weight: Via[float] = Via("_ranking")
+    quarantine_threshold: Via[float] = Deferred("understanding")
+    llm_tier: Via[Any] = Via("understanding")  # the Ollama tier, when enabled
+    judge: Via[Any] = Via("_judging")  # the update judge; None: the rules alone
+    judge_thresholds: Via[Any] = Deferred("_judging")
+    judge_candidates: Via[int] = Deferred("_judging")  # active sentences judged per statement
+    judge_floor: Via[float] = Deferred("_judging")  # below this retrieval score, no candidate
+    judge_pairs: Via[int] = Via("_judging")  # pairs judged (benchmarks report pairs/s)
+    authority_order: Via[tuple[str, ...]] = Via("governance")
+    retention: Via[tuple[Any, ...]] = Via("governance")
 
     def __init__(self, ledger: Ledger, embedder: Embedder, quarantine_threshold: float):
         self.metrics = Metrics()
@@ -177,14 +149,7 @@ class MemoryEngine:
         """
         ledger = Ledger.open(path, read_only)
         try:
-            recorded = ledger.recorded_space()
-            emb = recorded_embedder(recorded, embedder, ollama_host, ledger.path)
-            if "embedder" not in recorded:
-                if ledger.read_only:
-                    raise EngineError(f"the ledger {ledger.path} was never set up (no vector space "
-                                      "recorded) and is read-only; open it once with write "
-                                      "access")
-                ledger.create_space(emb.name, emb.dim)
+            emb = ledger_embedder(ledger, embedder, ollama_host)
         except BaseException:
             ledger.close()
             raise

@@ -100,6 +100,35 @@ def test_the_judge_never_acts_across_two_named_contexts(engine):
     assert not engine.quarantined()
 
 
+def test_a_removal_names_the_member_it_ends():
+    from memstrata_app.engine.understand.judging import other_member
+    new = "The refund service can no longer import YAML files."
+    assert other_member("The refund service can import XML files.", new)
+    assert other_member("The metrics service needs S3 to run.",
+                        "The metrics service no longer needs NATS to run.")
+    for old, newer in (("The refund service can import YAML files.", new),
+                       ("Builds run on Jenkins.", "We don't use Jenkins anymore."),
+                       ("The API listens on port 8080.",
+                        "The API no longer listens on 8080, it moved to 9090."),
+                       ("The API returns JSON and XML.", "The API no longer returns JSON."),
+                       ("The refund service can import XML files.",  # not a removal
+                        "The refund service imports YAML files now.")):
+        assert not other_member(old, newer), (old, newer)
+
+
+@judged
+def test_a_removal_retires_the_member_it_names_not_its_siblings(engine):
+    xml = engine.ingest("The refund service can import XML files.", at=T1).actions[0]
+    yaml = engine.ingest("The refund service can import YAML files.", at=T1).actions[0]
+    res = engine.ingest("The refund service can no longer import YAML files.", at=T2)
+    decisions = {j.text: j.decision for a in res.actions for j in a.judged}
+    assert decisions["The refund service can import XML files."] == "other member"
+    assert engine.get(xml.assertion_id).status in (Status.ACTIVE, Status.PLAIN)
+    held = engine.pending_retirements()
+    assert engine.get(yaml.assertion_id).status is Status.SUPERSEDED or \
+        int(yaml.assertion_id) in {int(k) for k in held}
+
+
 @judged
 def test_a_rule_retirement_lists_the_judges_reading_once(engine):
     engine.ingest("ok so the staging redis is on port 6380 now, Ben moved it yesterday",

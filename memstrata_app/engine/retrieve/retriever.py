@@ -17,7 +17,7 @@ from ..ledger.transaction import RETRIEVABLE, WriteContext
 from ..metrics import Metrics
 from ..timeutil import from_ts, to_ts, to_utc
 from ..types import RESTRICTED, EngineError, Hit, Status
-from .embedders import Embedder, embed_batches, resolve_embedder
+from .embedders import Embedder, embed_batches, recorded_embedder, resolve_embedder
 from .fusion import Ranking
 from .index import VectorIndex
 from .sync import IndexSync
@@ -167,3 +167,16 @@ def _dt(ts: float) -> datetime:
     d = from_ts(ts)
     assert d is not None
     return d
+
+
+def ledger_embedder(ledger: Ledger, spec: Any, ollama_host: str | None) -> Embedder:
+    """The embedder of the ledger's vector space (`spec` "auto": the one it recorded); a ledger
+    that recorded none yet records this one's now."""
+    recorded = ledger.recorded_space()
+    emb = recorded_embedder(recorded, spec, ollama_host, ledger.path)
+    if "embedder" not in recorded:
+        if ledger.read_only:
+            raise EngineError(f"the ledger {ledger.path} was never set up (no vector space "
+                              "recorded) and is read-only; open it once with write access")
+        ledger.create_space(emb.name, emb.dim)
+    return emb

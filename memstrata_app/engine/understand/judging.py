@@ -28,6 +28,7 @@ import numpy as np
 from ..ledger.keys import Triple
 from ..ledger.transaction import WriteContext, close_row, insert_row
 from ..types import Action, AssertionId, Cardinality, IngestAction, JudgedCandidate, Status
+from .clauses import parts
 from .extract import text_hash
 from .judge import JudgedPair, Thresholds, Verdict
 from .statements import Statement
@@ -61,6 +62,53 @@ def other_context(own: set[str], rows: Sequence[tuple[int, str | None, str | Non
 
 
 _VALUE = re.compile(r"(?<![\w.:/@-])[\w.:/@-]*\d[\w.:/@-]*")  # a word holding a digit, whole
+# a removal: "no longer", "not … anymore", "doesn't", "isn't", "can't", "dropped", "removed"
+_REMOVAL = re.compile(r"\bno\s+longer\b|\bany\s*more\b|\bany\s+longer\b|\b(?:does|do|did|is|are"
+                      r"|can|has|have)(?:\s+not|n'?t)\b|\bcannot\b|\b(?:dropped|removed)\b", re.I)
+# …with the new value beside it: a change, never a removal alone
+_CHANGE = re.compile(r"->|→|=>|\b(?:now|instead|switch\w*|mov\w+|replac\w+|bump\w*|upgrad\w+"
+                     r"|downgrad\w+|migrat\w+|chang\w+|rais\w+|lower\w*)\b"
+                     r"|\bto\s+(?:`|\S*\d|(?-i:[A-Z]))", re.I)
+_CODE = re.compile(r"`([^`]+)`")
+_WORD = re.compile(r"[\w][\w.+#/@-]*")
+_NAMES = re.compile(r"(?<![\w.])(?:[A-Z]{2,}[\w]*|[A-Za-z]+[A-Z][\w]*|\w*\d[\w.+-]*)(?![\w])")
+_SENTENCE_START = re.compile(r"(?:^|[.!?:;]\s+|\n)([A-Z][a-z]+)")
+
+
+def _words(text: str) -> set[str]:
+    return {w.casefold().rstrip(".-/") for w in _WORD.findall(text)}
+
+
+def named_values(text: str) -> set[str]:
+    """The names and values a sentence carries in itself, as a reader sees them: code spans,
+    words holding a digit (S3, 3.12, :8080), acronyms (XML, NATS), inner capitals (GraphQL),
+    and capitalised words not opening a sentence (Redis, Jenkins)."""
+    out = {m.group(1).casefold().strip() for m in _CODE.finditer(text)}
+    plain = _CODE.sub(" ", text)
+    out |= {m.group(0).casefold().rstrip(".-") for m in _NAMES.finditer(plain)}
+    starts = {m.start(1) for m in _SENTENCE_START.finditer(plain)}
+    out |= {m.group(0).casefold() for m in re.finditer(r"\b[A-Z][a-z]+\w*", plain)
+            if m.start() not in starts and m.group(0) != "I"}
+    return {w for w in out if len(w) > 1}
+
+
+def shares_a_name(old: str, new: str) -> bool:
+    """The new statement names something the old sentence holds (`dio`, `^5.4.0`, Rufus)."""
+    return not named_values(new).isdisjoint(_words(old) | named_values(old))
+
+
+def other_member(old: str, new: str) -> bool:
+    """The new statement, one clause, removes something the old sentence does not name, and
+    the old one names something the new does not: "The service can no longer import YAML
+    files." beside "The service can import XML files." ends another member of the set, never
+    this one."""
+    if not _REMOVAL.search(new) or _CHANGE.search(new) or len(parts(new)) > 1 \
+            or len(new.split()) > 25:
+        return False  # a removal among other news may come with the new value: the judge's
+    said, held = named_values(new), named_values(old)  # names both carry (the subject) aside
+    gone, kept = said - held, held - said
+    return bool(gone and kept) and gone.isdisjoint(_words(old)) \
+        and kept.isdisjoint(_words(new))
 
 
 def several_values(text: str) -> bool:
@@ -146,6 +194,10 @@ def apply_judgement(ctx: WriteContext, st: Statement, acts: list[IngestAction],
         if rows and other_context(own_ctx, rows):
             judged.append(JudgedCandidate(AssertionId(rows[0][0]), pair.text, v.updates,
                                           v.restates, v.compatible, "other context"))
+            continue
+        if rows and other_member(pair.text, st.sentence):
+            judged.append(JudgedCandidate(AssertionId(rows[0][0]), pair.text, v.updates,
+                                          v.restates, v.compatible, "other member"))
             continue
         meant = _meant(rows, st.sentence, pair.text) if rows else None
         if pair.parts and not all(p >= th.supersede for p in pair.parts):
