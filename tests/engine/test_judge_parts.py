@@ -78,6 +78,20 @@ def test_only_the_changed_part_of_a_sentence_retires(engine):
 
 
 @judged
+def test_a_long_list_read_whole_as_unchanged_is_read_part_by_part_when_it_shares_a_name(engine):
+    gradle = "build.gradle so far: `compileSdk 34`, `okhttp: 4.11.0`, `room: 2.6.0`, `coil: 2.5.0`"
+    engine.ingest(gradle, at=T1)
+    res = engine.ingest("okhttp upgraded to 4.12.0 (the http2 stall fix)", at=T2)
+    [cand] = [j for a in res.actions for j in a.judged if j.text == gradle]
+    assert cand.updates < engine.judge_thresholds.review  # read whole: not an update
+    assert cand.decision == "superseded (part)"
+    now = [h.text for h in engine.retrieve("which okhttp version?", k=10)]
+    assert gradle not in now and not any("4.11.0" in h for h in now)
+    assert any("`room: 2.6.0`" in h and ELLIPSIS in h for h in now)  # the rest, current
+    assert gradle in [h.text for h in engine.retrieve("which okhttp version?", as_of=BETWEEN)]
+
+
+@judged
 def test_a_sentence_whose_parts_do_not_single_one_out_is_never_retired_whole(engine):
     # the judge reads the whole as updated (0.98) but no part alone: a reviewer decides
     engine.judge_thresholds = Thresholds(supersede=0.95, review=0.6, veto=1.0)

@@ -28,7 +28,7 @@ from .judge import (
     judge_dir,
 )
 from .judge_ollama import OllamaJudge
-from .judging import apply_judgement
+from .judging import apply_judgement, shares_a_name
 from .ollama_client import probe
 from .statements import Statement, dt
 
@@ -170,8 +170,9 @@ class Judging:
         jobs: list[tuple[int, int, list[tuple[int, int]]]] = []
         for i in todo:
             for k, jp in enumerate(out[i].judged):
-                if jp.later or jp.verdict.updates < th.review:
-                    continue
+                if jp.later or (jp.verdict.updates < th.review
+                                and not shares_a_name(jp.text, out[i].sentence)):
+                    continue  # read whole, a sentence of many facts hides the one that changed
                 spans = part_spans(jp.text)
                 if len(spans) >= 2:
                     jobs.append((i, k, spans))

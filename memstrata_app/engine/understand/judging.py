@@ -93,8 +93,12 @@ def named_values(text: str) -> set[str]:
 
 
 def shares_a_name(old: str, new: str) -> bool:
-    """The new statement names something the old sentence holds (`dio`, `^5.4.0`, Rufus)."""
-    return not named_values(new).isdisjoint(_words(old) | named_values(old))
+    """One sentence names something the other holds: a value (`^5.4.0`), a name (Rufus), a
+    word of a code span (`okhttp` of `okhttp: 4.11.0`)."""
+    def names(text: str) -> set[str]:
+        return named_values(text) | {w for m in _CODE.finditer(text) for w in _words(m.group(1))
+                                     if len(w) > 2 and not w.isdigit()}
+    return bool(names(new) & _words(old) or names(old) & _words(new))
 
 
 def other_member(old: str, new: str) -> bool:
