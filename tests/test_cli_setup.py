@@ -265,6 +265,50 @@ def test_run_sh_yes_installs_without_asking_and_passes_the_rest_on(tmp_path):
 
 
 # --- the .deb ------------------------------------------------------------------------------
+# --- scripts/setup.sh: Python's venv module (Debian ships it apart) ------------------------
+def no_venv_python(tmp_path: Path, env: dict[str, str], log: Path) -> dict[str, str]:
+    """A stand-in python3 (3.11) whose venv module is missing until apt-get installs it."""
+    fake = tmp_path / "fakebin"
+    has = tmp_path / "venv-installed"
+    (fake / "python3").write_text(
+        "#!/bin/sh\n"
+        f'echo "python3 $*" >> {log}\n'
+        'case "$2" in\n'
+        f"  *ensurepip*) [ -f {has} ] ;;\n"
+        "  *print*) echo 3.11 ;;\n"
+        "  *) exit 0 ;;\n"
+        "esac\n")
+    (fake / "python3").chmod(0o755)
+    (fake / "apt-get").write_text(
+        f'#!/bin/sh\necho "apt-get $*" >> {log}\n'
+        f'case "$*" in *python3.11-venv*) touch {has} ;; esac\nexit 0\n')
+    return {**env, "PYTHON": str(fake / "python3")}
+
+
+def test_setup_without_pythons_venv_says_what_to_install_and_stops(tmp_path):
+    tree, env, log = setup_tree(tmp_path)
+    env = no_venv_python(tmp_path, env, log)
+    out = subprocess.run(["bash", "scripts/setup.sh"], cwd=tree, env=env, capture_output=True,
+                         text=True, stdin=subprocess.DEVNULL, timeout=60)
+    assert out.returncode == 1
+    assert ("Python's venv module is missing: run sudo apt-get install python3.11-venv (or"
+            " scripts/setup.sh --yes), then this again") in out.stderr
+    assert "apt-get" not in log.read_text() and "-m venv" not in log.read_text()
+
+
+def test_setup_yes_installs_pythons_venv_and_remakes_a_venv_left_without_pip(tmp_path):
+    tree, env, log = setup_tree(tmp_path)
+    env = no_venv_python(tmp_path, env, log)
+    (tree / ".venv" / "bin" / "python").write_text(  # a .venv made without ensurepip: no pip
+        '#!/bin/sh\n[ "$2" = pip ] && { echo "No module named pip" >&2; exit 1; }\nexit 0\n')
+    out = subprocess.run(["bash", "scripts/setup.sh", "--yes"], cwd=tree, env=env,
+                         capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=60)
+    calls = log.read_text().splitlines()
+    assert any("install -y -qq python3.11-venv" in c for c in calls), out.stdout
+    assert "python3 -m venv --clear .venv" in calls
+    assert "has no pip" in out.stdout
+
+
 def test_the_deb_depends_on_every_package_of_the_list(tmp_path):
     if shutil.which("dpkg-deb") is None or not sys.platform.startswith("linux"):
         pytest.skip("needs dpkg-deb")
