@@ -153,6 +153,8 @@ def test_rejudge_proposes_what_the_rules_missed_and_retires_nothing(tmp_path, lo
         eng.ingest("The Dockerfile uses python 3.11.", at=T1)
         eng.ingest("The staging request timeout is 45 seconds.", at=T1)
         eng.ingest("bumped the Dockerfile to python 3.12", at=T2)
+        eng.ingest("The refund service can import XML files.", at=T1)  # another member: the
+        eng.ingest("The refund service can no longer import YAML files.", at=T2)  # judge's 0.99
     with MemoryEngine.open(db, embedder=local_embedder) as eng:
         found = eng.rejudge()
         assert [(p.older, p.newer) for p in found] == [(1, 3)]

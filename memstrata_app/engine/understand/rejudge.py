@@ -19,7 +19,7 @@ from ..ledger.transaction import WriteContext, close_row
 from ..types import EngineError, Status
 from .candidates import Judging
 from .judge import Verdict
-from .judging import PROPOSED, held_for, propose
+from .judging import PROPOSED, held_for, other_member, propose
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,7 +69,7 @@ def find(judging: Judging, ledger: Ledger, space: str | None = None,
         part = pairs[s:s + 256]
         for (old, new, ot, nt), v in zip(part, judge.judge([(p[2], p[3]) for p in part]),
                                          strict=True):
-            if v.updates >= th.review:
+            if v.updates >= th.review and not other_member(ot, nt):  # (judging.py)
                 out.append(Proposal(old, new, ot, nt, v.updates))
         if progress is not None:
             progress(min(s + 256, len(pairs)), len(pairs))
