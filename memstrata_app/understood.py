@@ -251,11 +251,14 @@ def retired_values(engine: Any, results: Iterable[Any]) -> dict[int, str | None]
 
 
 def counts(results: Iterable[Any]) -> dict[str, int]:
-    """How many actions of each kind, plus "skipped" sentences, over many results."""
+    """How many actions of each kind, plus "skipped" sentences and "to review" (statements
+    whose retirement of an older fact the judge left to a reviewer), over many results."""
     c: dict[str, int] = {}
     for res in results:
         for a in res.actions:
             c[action_word(a)] = c.get(action_word(a), 0) + 1
+            if any(j.decision == "review" for j in a.judged):  # the judge asks a reviewer
+                c["to review"] = c.get("to review", 0) + 1
         if res.skipped:
             c["skipped"] = c.get("skipped", 0) + len(res.skipped)
     return c

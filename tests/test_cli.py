@@ -184,6 +184,23 @@ def test_ingest_file_and_stats(run, tmp_path):
     assert "notes" in s["sources"]
 
 
+def test_a_fact_held_for_review_is_marked_in_query_and_counted_on_import(run, tmp_path):
+    f = tmp_path / "notes.jsonl"
+    f.write_text('{"text": "The refund service can import YAML files.", "at": "2026-11-01"}\n'
+                 '{"text": "The refund service can no longer import YAML files.",'
+                 ' "at": "2026-11-06"}\n', "utf-8")
+    code, out, _ = run("ingest", "--file", str(f))
+    assert code == 0 and "1 to review" in out.splitlines()[-1]
+    code, out, _ = run("query", "what can the refund service import?")
+    lines = out.splitlines()
+    held = next(n for n, ln in enumerate(lines) if "#1 " in ln and "import YAML" in ln)
+    assert lines[held + 1].strip() == ("may be outdated: #2 may replace it (awaiting review:"
+                                       " memstrata quarantine)")
+    assert sum("may be outdated" in ln for ln in lines) == 1
+    code, out, _ = run("query", "what can the refund service import?", "--as-of", "2026-11-03")
+    assert "may be outdated" not in out  # before the new statement there is nothing to doubt
+
+
 def test_quarantine_list_approve_reject(run, memstrata_home):
     memstrata_home.mkdir(parents=True, exist_ok=True)
     (memstrata_home / "settings.json").write_text(json.dumps({"quarantine_threshold": 0.99}))

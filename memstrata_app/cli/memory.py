@@ -237,14 +237,22 @@ def cmd_query(args: argparse.Namespace) -> int:
     space = space_of(args)
     remote = running_endpoint(args)
     if remote is not None:
-        hits = remote.call("POST", "/memstrata/v1/query", {
+        got = remote.call("POST", "/memstrata/v1/query", {
             "query": outbound(args.query)[0], "k": args.k, "space": space,
             "as_of": as_of.isoformat() if as_of else None,
-            "known_at": known_at.isoformat() if known_at else None})["hits"]
+            "known_at": known_at.isoformat() if known_at else None})
+        hits, pending = got["hits"], {int(k): int(v) for k, v in
+                                      (got.get("pending") or {}).items()}
     else:
         with open_engine(args) as eng:
-            hits = [h.to_dict() for h in eng.retrieve(args.query, k=args.k, as_of=as_of,
-                                                      space=space, known_at=known_at)]
+            found = eng.retrieve(args.query, k=args.k, as_of=as_of, space=space,
+                                 known_at=known_at)
+            held = eng.pending_retirements() if known_at is None else {}
+            hits = [h.to_dict() for h in found]
+            pending = {int(h.assertion_id): held[int(h.assertion_id)] for h in found
+                       if int(h.assertion_id) in held and h.valid_to is None and (
+                           as_of is None or eng.get(held[int(h.assertion_id)]).valid_from
+                           <= as_of)}
     if args.json:
         emit_json(hits)
         return 0
@@ -253,6 +261,9 @@ def cmd_query(args: argparse.Namespace) -> int:
     for h in hits:
         print(f"{h['score']:.3f}  #{h['assertion_id']:<6} {h['text']}   "
               f"[valid {fmt_iso(h['valid_from'])} → {fmt_iso(h['valid_to'])}]")
+        if int(h["assertion_id"]) in pending:  # as the endpoint marks it in the prompt
+            print(f"{'':15}may be outdated: #{pending[int(h['assertion_id'])]} may replace it"
+                  " (awaiting review: memstrata quarantine)")
     return 0
 
 

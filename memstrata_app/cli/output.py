@@ -67,6 +67,6 @@ def tally(results: Any) -> str:
     parts = [f"{c.get(k, 0)} {k}" for k in ("superseded", "novel")]
     parts.append(f"{c.get('prose', 0)} notes")
     parts += [f"{c[k]} {k}" for k in ("history", "reinforced", "retracted", "quarantined",
-                                       "duplicate", "refused") if c.get(k)]
+                                       "to review", "duplicate", "refused") if c.get(k)]
     parts.append(f"{c.get('skipped', 0)} skipped")
     return ", ".join(parts)

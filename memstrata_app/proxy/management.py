@@ -236,9 +236,18 @@ def routes(memory: MemoryService, upstream: Upstream) -> list[Route]:
         known_at = parse_time(args.get("known_at"), "known_at")
         space = parse_space(args.get("space"))
         hits = await run_in_threadpool(eng.retrieve, q, k, as_of, space, known_at)
+        def doubted() -> dict[int, int]:  # a newer fact said after `as_of` casts no doubt yet
+            held = eng.pending_retirements() if known_at is None else {}
+            return {old: new for old, new in held.items()
+                    if as_of is None or eng.get(new).valid_from <= as_of}
+
+        held = await run_in_threadpool(doubted)
         return {"query": q, "as_of": as_of.isoformat() if as_of else None,
                 "known_at": known_at.isoformat() if known_at else None, "space": space,
-                "hits": [h.to_dict() for h in hits]}
+                "hits": [h.to_dict() for h in hits],
+                # a hit a review item may retire: {hit id: the newer fact that may replace it}
+                "pending": {str(h.assertion_id): held[int(h.assertion_id)] for h in hits
+                            if int(h.assertion_id) in held and h.valid_to is None}}
 
     async def history(request: Request) -> Any:
         subject = request.query_params.get("subject", "").strip()

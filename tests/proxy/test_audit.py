@@ -76,3 +76,16 @@ def test_query_as_known_at(http: httpx.Client) -> None:
     assert [h["text"] for h in r.json()["hits"]][:1] == ["The worker pool size is 4."]
     now = http.get("/memstrata/v1/query", params={"q": "worker pool size"}).json()
     assert [h["text"] for h in now["hits"]][:1] == ["The worker pool size is 8."]
+
+
+def test_query_names_the_hits_a_review_item_may_retire(http: httpx.Client) -> None:
+    http.post("/memstrata/v1/ingest", json={"text": "The refund service can import YAML files.",
+                                            "at": "2026-11-01T00:00:00Z"})
+    r = http.post("/memstrata/v1/ingest", json={
+        "text": "The refund service can no longer import YAML files.",
+        "at": "2026-11-06T00:00:00Z"})
+    newer = r.json()["actions"][0]["assertion_id"]
+    got = http.post("/memstrata/v1/query", json={"query": "refund service import"}).json()
+    old = next(h["assertion_id"] for h in got["hits"] if h["text"].endswith("import YAML files."))
+    assert got["pending"] == {str(old): newer}
+
