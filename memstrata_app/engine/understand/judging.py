@@ -72,6 +72,7 @@ _CHANGE = re.compile(r"->|→|=>|\b(?:now|instead|switch\w*|mov\w+|replac\w+|bum
 _CODE = re.compile(r"`([^`]+)`")
 _WORD = re.compile(r"[\w][\w.+#/@-]*")
 _NAMES = re.compile(r"(?<![\w.])(?:[A-Z]{2,}[\w]*|[A-Za-z]+[A-Z][\w]*|\w*\d[\w.+-]*)(?![\w])")
+_CAPITALISED = re.compile(r"\b[A-Z][a-z]+\w*")
 _SENTENCE_START = re.compile(r"(?:^|[.!?:;]\s+|\n)([A-Z][a-z]+)")
 
 
@@ -87,7 +88,7 @@ def named_values(text: str) -> set[str]:
     plain = _CODE.sub(" ", text)
     out |= {m.group(0).casefold().rstrip(".-") for m in _NAMES.finditer(plain)}
     starts = {m.start(1) for m in _SENTENCE_START.finditer(plain)}
-    out |= {m.group(0).casefold() for m in re.finditer(r"\b[A-Z][a-z]+\w*", plain)
+    out |= {m.group(0).casefold() for m in _CAPITALISED.finditer(plain)
             if m.start() not in starts and m.group(0) != "I"}
     return {w for w in out if len(w) > 1}
 
