@@ -64,9 +64,15 @@ if [ $do_deb = 1 ]; then
   size_kb=$(du -sk --exclude=DEBIAN "$root" | cut -f1)
   # The bundle links against the build machine's glibc: the newest GLIBC_x.y symbol version
   # it references is the floor (build on the oldest distro you support).
-  glibc=$( (find "$BUNDLE" -type f \( -name "*.so*" -o -perm -u+x \) -print0 |
-            xargs -0 objdump -T 2>/dev/null || true) | grep -o "GLIBC_[0-9.]*" |
-          sed "s/GLIBC_//" | sort -uV | tail -1)
+  glibc=""
+  if command -v objdump >/dev/null 2>&1; then
+    glibc=$( { (find "$BUNDLE" -type f \( -name "*.so*" -o -perm -u+x \) -print0 |
+                xargs -0 objdump -T 2>/dev/null || true) | grep -o "GLIBC_[0-9.]*" |
+              sed "s/GLIBC_//" | sort -uV | tail -1; } || true)
+  else
+    echo "package.sh: objdump (binutils) not found: the .deb's glibc floor is this machine's" \
+         "glibc, not the bundle's own (install binutils for the exact floor)" >&2
+  fi
   [ -n "$glibc" ] || glibc=$(ldd --version | head -1 | grep -o "[0-9]*\.[0-9]*$")
   # Qt's xcb platform plugin and the GL/font stack come from the system (PyInstaller does
   # not bundle them); everything else (Python, Qt, torch, the model) is inside /opt/memstrata.
