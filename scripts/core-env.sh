@@ -5,8 +5,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 venv=.venv-core
-py="${PYTHON:-python3}"
-[ -x "$venv/bin/python" ] || "$py" -m venv "$venv"
+yes=0
+[ "${1:-}" = "--yes" ] && yes=1  # install a missing venv module without asking (CI)
+bash scripts/python-venv.sh "$venv" "$yes"
 pip=("$venv/bin/python" -m pip install --disable-pip-version-check -q)
 "$venv/bin/python" -c "import torch" >/dev/null 2>&1 || "${pip[@]}" "torch==2.13.0"
 "${pip[@]}" -e ".[distill]" pytest pytest-timeout hypothesis import-linter

@@ -178,7 +178,7 @@ def setup_tree(tmp_path: Path, uid: str = "1000") -> tuple[Path, dict[str, str],
     (until installed), and stand-ins for uname, id, sudo and apt-get that log their calls."""
     tree = tmp_path / "tree"
     (tree / "scripts").mkdir(parents=True)
-    for f in ("scripts/setup.sh", "scripts/build_static_embedder.py",
+    for f in ("scripts/setup.sh", "scripts/python-venv.sh", "scripts/build_static_embedder.py",
               "scripts/build_onnx_embedder.py", "pyproject.toml"):
         shutil.copy(ROOT / f, tree / f)
     bin_ = tree / ".venv" / "bin"
