@@ -125,7 +125,10 @@ class JudgedCandidate:
     `decision`: "superseded" (retired by the judge), "review" (the statement waits in the
     review queue), "veto" (a rule retirement the judge read as compatible: sent to review),
     "kept" (below the thresholds: nothing), "rule" (the rules decided this pair), "other
-    context" (both name their context and none is shared: nothing, however sure)."""
+    context" (both name their context and none is shared: nothing, however sure), "other
+    member" (a removal of something the fact does not name: nothing), "superseded (part)"
+    (one part of the fact's sentence retired, the rest kept current), "history" (a late
+    statement filed before the one that updates it)."""
 
     assertion_id: AssertionId
     text: str
