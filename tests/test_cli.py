@@ -470,7 +470,7 @@ def test_setup_with_test_extras_serves_run_sh_without_reinstalling(tmp_path):
 
     root = Path(__file__).resolve().parents[1]
     (tmp_path / "scripts").mkdir()
-    for f in ("scripts/setup.sh", "scripts/build_static_embedder.py",
+    for f in ("scripts/setup.sh", "scripts/python-venv.sh", "scripts/build_static_embedder.py",
               "scripts/build_onnx_embedder.py", "pyproject.toml"):
         shutil.copy(root / f, tmp_path / f)
     model = tmp_path / "memstrata_app" / "resources" / "static-minilm-m2v"

@@ -321,7 +321,11 @@ def test_no_control_overflows_or_is_squeezed_at_800_by_600(qtbot: Any, win: Any,
                 if isinstance(w, QAbstractButton | QComboBox | QLineEdit | QAbstractSpinBox):
                     assert w.width() >= w.minimumSizeHint().width() - 1, f"{label} is squeezed"
             assert view.isVisible()
-        # the status bar's parts do not overlap one another
+        # the status bar's parts do not overlap one another (a passing message, such as the
+        # Ollama probe's when it answers late, hides the left-hand labels while it shows)
+        win.statusBar().clearMessage()
+        qtbot.waitUntil(lambda: win.stats_label.isVisible())
+        qtbot.wait(1)
         parts = [w for w in (win.stats_label, win.location_label, win.endpoint_label)
                  if w.isVisible()]
         spans = sorted((w.mapTo(win, QPoint(0, 0)).x(), w.width()) for w in parts)
