@@ -35,13 +35,19 @@ MAX_QUERY_CHARS = 1000  # as the endpoint: it embeds only the end of a long turn
 HEADERS = ("#", "Score", "Sentence", "Key", "Valid from", "Valid to", "ID")
 
 
-def _fallback_block(hits: list[Any], as_of: datetime | None) -> str:
+Formatter = Callable[[list[Any], datetime | None, dict[int, int] | None], str]
+
+
+def _fallback_block(hits: list[Any], as_of: datetime | None,
+                    pending: dict[int, int] | None = None) -> str:
     lines = [f"Current facts (as of {as_of or datetime.now(UTC):%Y-%m-%d %H:%M}):"]
-    lines += [f"- {h.text}" for h in hits]
+    lines += [f"- {h.text}" + (" (may be outdated: awaiting review)"
+                               if pending and int(h.assertion_id) in pending else "")
+              for h in hits]
     return "\n".join(lines)
 
 
-def injection_formatter() -> Callable[[list[Any], datetime | None], str]:
+def injection_formatter() -> Formatter:
     """The endpoint's own block renderer (`proxy.injection.format_block`), else a local stand-in."""
     try:
         from memstrata_app.proxy.injection import format_block
@@ -49,10 +55,21 @@ def injection_formatter() -> Callable[[list[Any], datetime | None], str]:
         log.info("endpoint not importable, showing a plain block: %s", e)
         return _fallback_block
 
-    def render(hits: list[Any], as_of: datetime | None) -> str:
-        return format_block(hits, now=as_of) or ""
+    def render(hits: list[Any], as_of: datetime | None,
+               pending: dict[int, int] | None = None) -> str:
+        return format_block(hits, now=as_of, pending=pending) or ""
 
     return render
+
+
+def doubted(engine: Any, hits: list[Any], as_of: datetime | None) -> dict[int, int]:
+    """{hit: newer fact} for the hits a review item may retire, as the endpoint marks them (a
+    newer fact said after `as_of` casts no doubt yet; an answer as known at a past instant
+    has none)."""
+    held = engine.pending_retirements()
+    return {int(h.assertion_id): held[int(h.assertion_id)] for h in hits
+            if int(h.assertion_id) in held and h.valid_to is None
+            and (as_of is None or engine.get(held[int(h.assertion_id)]).valid_from <= as_of)}
 
 
 class QueryView(QWidget):
@@ -64,6 +81,7 @@ class QueryView(QWidget):
         super().__init__(parent)
         self._state = state
         self.hits: list[Any] = []
+        self.pending: dict[int, int] = {}  # hit: the newer fact a review item may retire it for
         self.question = QLineEdit(placeholderText="Ask what a coding tool would ask, e.g. "
                                                   "“which port does the api gateway use?”")
         self.question.returnPressed.connect(self.run)
@@ -124,7 +142,7 @@ class QueryView(QWidget):
         state.as_of_changed.connect(self._on_as_of)
         state.space_changed.connect(lambda _s: self._on_as_of(self._state.as_of))
         state.known_at_changed.connect(lambda _k: self._on_as_of(self._state.as_of))
-        self._format: Callable[[list[Any], datetime | None], str] | None = None
+        self._format: Formatter | None = None
         self._on_as_of(state.as_of)
 
     def focus_chain(self) -> list[QWidget]:
@@ -165,37 +183,45 @@ class QueryView(QWidget):
         if not self._state.client.is_warm:
             self.timing.setText("Loading the embedder…")
 
-        def done(hits: list[Any]) -> None:
+        def done(got: tuple[list[Any], dict[int, int]]) -> None:
             self.ask.setEnabled(True)
-            self._show(hits, as_of or known_at, (time.perf_counter() - started) * 1000)
+            self._show(got[0], as_of or known_at, (time.perf_counter() - started) * 1000,
+                       got[1])
 
         def fail(exc: BaseException) -> None:
             self.ask.setEnabled(True)
             self.timing.setText(f"Retrieval failed: {exc}")
 
-        def retrieve(e: Any) -> list[Any]:
+        def retrieve(e: Any) -> tuple[list[Any], dict[int, int]]:
             if known_at is not None:
-                return e.retrieve(q, k, space=space, known_at=known_at)
-            return e.retrieve(q, k, as_of, space) if space else e.retrieve(q, k, as_of)
+                return e.retrieve(q, k, space=space, known_at=known_at), {}
+            hits = e.retrieve(q, k, as_of, space) if space else e.retrieve(q, k, as_of)
+            return hits, doubted(e, hits, as_of)
 
         self._state.client.submit(Operation("retrieve", retrieve, done, fail))
 
-    def _show(self, hits: list[Any], as_of: datetime | None, ms: float) -> None:
+    def _show(self, hits: list[Any], as_of: datetime | None, ms: float,
+              pending: dict[int, int] | None = None) -> None:
         self.hits = list(hits)
+        self.pending = dict(pending or {})
         self.table.setRowCount(len(hits))
         for i, h in enumerate(hits):
             key = f"{h.subject} · {h.relation} = {h.object}" if h.subject else "(plain fact)"
-            cells = (str(i + 1), f"{h.score:.3f}", h.text, key, fmt_time(h.valid_from),
+            newer = self.pending.get(int(h.assertion_id))
+            text = h.text if newer is None else (
+                f"{h.text}  — may be outdated: #{newer} may replace it (in review)")
+            cells = (str(i + 1), f"{h.score:.3f}", text, key, fmt_time(h.valid_from),
                      fmt_time(h.valid_to, "open"), str(int(h.assertion_id)))
             for j, c in enumerate(cells):
                 item = QTableWidgetItem(c)
-                item.setToolTip(h.text)
+                item.setToolTip(text)
                 self.table.setItem(i, j, item)
         if self._format is None:  # imported on first use: the endpoint package is not light
             self._format = injection_formatter()
         floor = float(self._state.settings.get("injection_min_score"))
         kept = [h for h in hits if h.score >= floor]  # the endpoint's relevance floor
-        self.block.setPlainText(self._format(kept, as_of) if kept else "(nothing is injected)")
+        self.block.setPlainText(self._format(kept, as_of, self.pending) if kept
+                                else "(nothing is injected)")
         cut = len(hits) - len(kept)
         self.timing.setText(f"{len(hits)} hit{'s' if len(hits) != 1 else ''} in {ms:.0f} ms "
                             "(round trip through the worker)"

@@ -344,3 +344,22 @@ def test_timeline_shows_a_key_stated_for_one_context(
         tl.keys.setCurrentRow(row)
     assert tl.key_context == "rev a"
     assert sorted(a.object for a in tl.canvas.rows) == ["PA5", "PB2"]
+
+
+def test_query_marks_a_fact_held_for_review_as_the_endpoint_injects_it(
+        qtbot: Any, make_window: Any, tmp_path: Path, local_embedder: Any) -> None:
+    db = tmp_path / "held.db"
+    seed(db, local_embedder, [("The refund service can import YAML files.", T0),
+                              ("The refund service can no longer import YAML files.",
+                               T0 + timedelta(days=3))])
+    win = make_window(db)
+    win.query.question.setText("what can the refund service import?")
+    with qtbot.waitSignal(win.query.answered, timeout=10000):
+        win.query.ask.click()
+    held = [r for r in range(win.query.table.rowCount())
+            if win.query.table.item(r, 2).text().startswith(
+                "The refund service can import YAML files.")]
+    assert len(held) == 1
+    assert "may be outdated: #2 may replace it (in review)" in win.query.table.item(
+        held[0], 2).text()
+    assert "(may be outdated:" in win.query.block.toPlainText()  # the block the tool gets
