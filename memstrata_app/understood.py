@@ -262,3 +262,14 @@ def counts(results: Iterable[Any]) -> dict[str, int]:
         if res.skipped:
             c["skipped"] = c.get("skipped", 0) + len(res.skipped)
     return c
+
+
+def doubted(engine: Any, hits: Iterable[Any], as_of: Any = None) -> dict[int, int]:
+    """{hit id: newer fact} for the hits a review item of the judge may retire, as the
+    endpoint marks them in the injected block ("may be outdated"): only open hits, and only
+    where the newer fact is valid at `as_of` (default now). `memstrata query`, the management
+    API and the app's Query tab show the same."""
+    held = engine.pending_retirements()
+    return {int(h.assertion_id): held[int(h.assertion_id)] for h in hits
+            if int(h.assertion_id) in held and h.valid_to is None
+            and (as_of is None or engine.get(held[int(h.assertion_id)]).valid_from <= as_of)}

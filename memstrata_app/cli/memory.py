@@ -247,12 +247,8 @@ def cmd_query(args: argparse.Namespace) -> int:
         with open_engine(args) as eng:
             found = eng.retrieve(args.query, k=args.k, as_of=as_of, space=space,
                                  known_at=known_at)
-            held = eng.pending_retirements() if known_at is None else {}
             hits = [h.to_dict() for h in found]
-            pending = {int(h.assertion_id): held[int(h.assertion_id)] for h in found
-                       if int(h.assertion_id) in held and h.valid_to is None and (
-                           as_of is None or eng.get(held[int(h.assertion_id)]).valid_from
-                           <= as_of)}
+            pending = understood().doubted(eng, found, as_of) if known_at is None else {}
     if args.json:
         emit_json(hits)
         return 0

@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ..understood import doubted
 from .state import AppState
 from .style import accent_color, fmt_time, heading, muted, on_resize
 from .worker import Operation
@@ -60,16 +61,6 @@ def injection_formatter() -> Formatter:
         return format_block(hits, now=as_of, pending=pending) or ""
 
     return render
-
-
-def doubted(engine: Any, hits: list[Any], as_of: datetime | None) -> dict[int, int]:
-    """{hit: newer fact} for the hits a review item may retire, as the endpoint marks them (a
-    newer fact said after `as_of` casts no doubt yet; an answer as known at a past instant
-    has none)."""
-    held = engine.pending_retirements()
-    return {int(h.assertion_id): held[int(h.assertion_id)] for h in hits
-            if int(h.assertion_id) in held and h.valid_to is None
-            and (as_of is None or engine.get(held[int(h.assertion_id)]).valid_from <= as_of)}
 
 
 class QueryView(QWidget):

@@ -16,6 +16,7 @@ from starlette.routing import Route
 from ..engine import EngineError, LedgerFilter, NotFound, Status
 from ..engine.ledger.keys import normalize_space
 from ..engine.timeutil import parse_time as engine_time
+from ..understood import doubted
 from .bodies import BadBody, BodyTooLarge, ClientDisconnect, client_gone, parse_object, read_body
 from .dialects import MEMSTRATA
 from .limits import DEFAULT_LIMITS, Limits
@@ -236,18 +237,12 @@ def routes(memory: MemoryService, upstream: Upstream) -> list[Route]:
         known_at = parse_time(args.get("known_at"), "known_at")
         space = parse_space(args.get("space"))
         hits = await run_in_threadpool(eng.retrieve, q, k, as_of, space, known_at)
-        def doubted() -> dict[int, int]:  # a newer fact said after `as_of` casts no doubt yet
-            held = eng.pending_retirements() if known_at is None else {}
-            return {old: new for old, new in held.items()
-                    if as_of is None or eng.get(new).valid_from <= as_of}
-
-        held = await run_in_threadpool(doubted)
+        held = await run_in_threadpool(doubted, eng, hits, as_of) if known_at is None else {}
         return {"query": q, "as_of": as_of.isoformat() if as_of else None,
                 "known_at": known_at.isoformat() if known_at else None, "space": space,
                 "hits": [h.to_dict() for h in hits],
                 # a hit a review item may retire: {hit id: the newer fact that may replace it}
-                "pending": {str(h.assertion_id): held[int(h.assertion_id)] for h in hits
-                            if int(h.assertion_id) in held and h.valid_to is None}}
+                "pending": {str(k): v for k, v in held.items()}}
 
     async def history(request: Request) -> Any:
         subject = request.query_params.get("subject", "").strip()
