@@ -151,3 +151,31 @@ def test_a_rule_retirement_lists_the_judges_reading_once(engine):
     judged = [(j.text, j.decision) for a in res.actions for j in a.judged]
     assert [d for _, d in judged] == ["rule"]
     assert len({t for t, _ in judged}) == len(judged)
+
+
+@judged
+def test_a_rule_that_retires_a_sentence_of_several_facts_keeps_its_other_facts(engine):
+    # a value reference retires the plain sentence that named the removed value; the judge's
+    # part reading says which part it was: logs to Loki and the retention stay current
+    both = "ok so the exporter ships logs to Loki and traces to Tempo, retention is 14d for both"
+    old = engine.ingest(both, at=T1).actions[0]
+    res = engine.ingest("we dropped Tempo, traces go to Jaeger now", at=T2)
+    [act] = [a for a in res.actions if a.retired]
+    assert [int(r) for r in act.retired] == [int(old.assertion_id)]
+    assert [j.decision for j in act.judged] == ["rule (part)"]
+    row = engine.get(old.assertion_id)
+    assert row.status is not Status.PLAIN and row.valid_to is not None
+    logs = [h.text for h in engine.retrieve("where do the exporter's logs go?", k=10)]
+    assert both not in logs and not any("Tempo" in h and "Jaeger" not in h for h in logs)
+    [rest] = [h for h in logs if "Loki" in h]
+    assert ELLIPSIS in rest and "14d" in rest
+    assert "stays current as #" in (row.reason or "") and "the rest of #" in act.reason
+    assert both in [h.text for h in engine.retrieve("where do traces go?", as_of=BETWEEN)]
+
+
+@judged
+def test_a_rule_retirement_of_a_one_fact_sentence_is_whole(engine):
+    old = engine.ingest("we ship traces to Tempo", at=T1).actions[0]
+    res = engine.ingest("we dropped Tempo, traces go to Jaeger now", at=T2)
+    assert [int(r) for a in res.actions for r in a.retired] == [int(old.assertion_id)]
+    assert not [h for h in engine.retrieve("where do traces go?", k=10) if ELLIPSIS in h.text]

@@ -176,6 +176,10 @@ def apply_judgement(ctx: WriteContext, st: Statement, acts: list[IngestAction],
             proposals.append(([rid], v, f"reads #{rid} as still true (compatible"
                                         f" {v.compatible:.2f}); a rule would retire it"))
         rule_retired -= {rid for rid, _ in vetoed}
+    rests = _narrow_rules(ctx, st, rule_retired, by_hash, own, t, name)
+    if rests:
+        judged = [replace(c, decision="rule (part)") if int(c.assertion_id) in rests else c
+                  for c in judged]
 
     # 2. retirements the keys could not see; a sentence whose fact the rules already
     #    changed keeps its other facts (one fact, one validity)
@@ -251,16 +255,51 @@ def apply_judgement(ctx: WriteContext, st: Statement, acts: list[IngestAction],
         a = replace(a, action=Action.NOVEL if not (set(map(int, a.retired)) - {
             rid for rid, _ in vetoed}) else a.action, retired=tuple(
             r for r in a.retired if int(r) not in {rid for rid, _ in vetoed}))
+    notes += [f"the rest of #{rid} stays current as #{rest}" for rid, rest in rests.items()]
     if notes:
         a = replace(a, reason="; ".join(x for x in (a.reason, *notes) if x))
     return [*acts[:first], replace(a, judged=tuple(judged)), *acts[first + 1:]]
 
 
+def _narrow_rules(ctx: WriteContext, st: Statement, rule_retired: set[int],
+                  by_hash: dict[str, JudgedPair], own: list[int], t: float,
+                  name: str) -> dict[int, int]:
+    """A rule that retired a whole sentence of several facts ("ok so logs go to Loki and
+    traces to Tempo, retention is 14d for both", on "we dropped Tempo"): the rule decided
+    that it changed, the judge's part reading says which part did. When exactly one part
+    reads as the update and every other plainly not (the pair's remainder), the rest stays
+    current in its own words; a sentence with a row of it still open is left as the rule
+    left it (its other facts are current already), and so is a keyed fact (the rules keyed
+    the sentence's other facts as rows of their own). Returns {retired row: its rest}."""
+    if not rule_retired:
+        return {}
+    rows = ctx.q(f"SELECT id, text_hash, key IS NULL OR method='frame:value-slot' FROM"
+                 f" assertions WHERE id IN ({','.join('?' * len(rule_retired))}) ORDER BY id",
+                 tuple(rule_retired))
+    by_text: dict[str, list[int]] = {}
+    for rid, h, whole in rows:
+        if whole:  # a keyed fact is one fact: its sentence's others have rows of their own
+            by_text.setdefault(str(h), []).append(int(rid))
+    out: dict[int, int] = {}
+    for h, ids in by_text.items():
+        pair = by_hash.get(h)
+        if pair is None or pair.remainder is None or pair.later \
+                or _open_rows(ctx, h, st.space, t, set(own)):
+            continue
+        rest = _keep_rest(ctx, [(rid, None, None) for rid in ids], pair, own[0], t, name,
+                          max(pair.parts), closed=True)
+        out.update(dict.fromkeys(ids, rest))
+    return out
+
+
 def _keep_rest(ctx: WriteContext, rows: Sequence[tuple[int, str | None, str | None]],
-               pair: JudgedPair, newer: int, t: float, name: str, p: float) -> int:
+               pair: JudgedPair, newer: int, t: float, name: str, p: float,
+               closed: bool = False) -> int:
     """Retire a sentence's rows at `t` and open its remainder (the parts that stay true, in
     its own words) from `t`: one row per keyed fact whose value the remainder still names
-    (its key continues), or one plain row. Returns the first remainder row."""
+    (its key continues), or one plain row. Returns the first remainder row. `closed`: a rule
+    retired the rows already (their value changed): they keep that retirement, and the
+    remainder is one plain row."""
     assert pair.remainder is not None and pair.remainder_vector is not None
     rest, low = pair.remainder, pair.remainder.casefold()
     src = ctx.q(f"SELECT id, subject, relation, object, subject_norm, relation_norm,"
@@ -273,7 +312,7 @@ def _keep_rest(ctx: WriteContext, rows: Sequence[tuple[int, str | None, str | No
                          f" (judge {name}: updates {p:.2f})")
     first: int | None = None
     successor: dict[int, int] = {}
-    for r in src:
+    for r in [] if closed else src:
         if r[7] and r[3] and str(r[3]).casefold() in low:  # a keyed fact the rest still states
             tr = Triple(r[1], r[2], r[3], r[4], r[5], r[6], Cardinality.SINGLE,
                         r[8] or "", r[9])
@@ -287,6 +326,11 @@ def _keep_rest(ctx: WriteContext, rows: Sequence[tuple[int, str | None, str | No
                                authority=r[12], label=r[13], **common))
     for r in src:
         rid = int(r[0])
+        if closed:
+            why = ctx.q("SELECT reason FROM assertions WHERE id=?", (rid,))[0][0]
+            ctx.conn.execute("UPDATE assertions SET reason=? WHERE id=?", (
+                "; ".join(x for x in (why, f"the rest stays current as #{first}") if x), rid))
+            continue
         close_row(ctx, rid, t, successor.get(rid, newer),
                   f"partly superseded by #{newer} (judge {name}: updates {p:.2f}); the rest"
                   f" stays current as #{first}", Status.SUPERSEDED)
