@@ -55,6 +55,19 @@ def test_verdicts_are_calibrated_probabilities_and_deterministic():
     assert a[1].label == "compatible"
 
 
+def test_a_verdict_does_not_depend_on_the_pairs_judged_beside_it():
+    # int8 layers scale a run's inputs over all its rows: the judge reads each pair alone
+    raw = judge_dir().parents[1] / "bench" / "data" / "judge" / "raw" / "w03.jsonl"
+    rows = [json.loads(line) for line in raw.read_text().splitlines()[:40]]
+    pairs = [(r["old"], r["new"]) for r in rows] + [
+        ("Tank T-301 volume is 32 m3.", "T-300 with its 25 m3 gets often mixed up with T-301, "
+                                        "please double-check the tag before you fill it")]
+    j = builtin_judge()
+    together = j.judge(pairs)
+    assert together == [j.judge([p])[0] for p in pairs]
+    assert together[5:15] == j.judge(pairs[5:15])
+
+
 def test_the_readme_example_retires_the_old_python(engine):
     engine.ingest("The Dockerfile uses python 3.11.", at=T1)
     res = engine.ingest("bumped the Dockerfile to python 3.12", at=T2)

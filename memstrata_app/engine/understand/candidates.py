@@ -184,7 +184,7 @@ class Judging:
             pairs += [(text[a:b], new) for a, b in spans]
             pairs += [(elide(text, spans, [n]), new) for n in range(len(spans))]
         probs = iter([v.updates for v in judge.judge(pairs)])
-        rests: list[tuple[int, int, tuple[float, ...], str | None]] = []
+        rests: list[tuple[int, int, tuple[float, ...], str | None, int | None]] = []
         for i, k, spans in jobs:
             alone = tuple(next(probs) for _ in spans)
             without = [next(probs) for _ in spans]
@@ -193,12 +193,16 @@ class Judging:
             clear = all(alone[n] < th.review for n in range(len(spans)) if n not in hit)
             rest = (elide(out[i].judged[k].text, spans, hit)
                     if len(hit) == 1 and clear else None)
-            rests.append((i, k, alone, rest))
-        texts = [r for *_, r in rests if r is not None]
+            maybe = [n for n in range(len(spans))
+                     if th.review <= alone[n] < th.supersede and without[n] < th.review]
+            review = (maybe[0] if not hit and len(maybe) == 1 and all(
+                alone[n] < th.review for n in range(len(spans)) if n != maybe[0]) else None)
+            rests.append((i, k, alone, rest, review))
+        texts = [r for *_, r, _ in rests if r is not None]
         vecs = iter(self.retriever.embedder.embed(texts) if texts else [])
-        for i, k, ps, rest in rests:
+        for i, k, ps, rest, review in rests:
             judged = list(out[i].judged)
-            judged[k] = replace(judged[k], parts=ps, remainder=rest,
+            judged[k] = replace(judged[k], parts=ps, remainder=rest, review_part=review,
                                 remainder_vector=next(vecs) if rest is not None else None)
             out[i] = replace(out[i], judged=tuple(judged))
         return len(pairs)

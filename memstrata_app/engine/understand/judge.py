@@ -67,6 +67,10 @@ class JudgedPair:
     parts: tuple[float, ...] = ()
     remainder: str | None = None
     remainder_vector: Any = None
+    # no part reads as an update sure enough to retire, but exactly one between the review
+    # and the retire thresholds, the sentence without it and every other part plainly not:
+    # that part's index (a reviewer decides; approving retires that part alone)
+    review_part: int | None = None
 
 
 @dataclass(frozen=True)
@@ -115,10 +119,17 @@ class OnnxJudge:
     """The built-in judge: the fine-tuned cross-encoder on ONNX Runtime, loaded on first use.
 
     `threads`: ONNX Runtime's intra-op threads (default 2, measured best on 2 cores; one
-    inter-op thread). Calls are serialised by a lock: one session serves every caller."""
+    inter-op thread). Calls are serialised by a lock: one session serves every caller.
+
+    `batch_size` 1: each pair is read alone. The graph's int8 layers quantize their inputs
+    with one scale per run, taken over every row (and the padding) of the batch, so read in
+    a batch a pair's P(updates) moved with its neighbours — by up to 0.5, across the retire
+    threshold for 3 pairs in 200 of the corpus — and whether a fact retired depended on what
+    else was judged with it. Alone it is a function of the pair; batching bought no
+    throughput on 2 cores (pairs/s measured within noise at 1, 8 and 32)."""
 
     def __init__(self, folder: Path | None = None, threads: int | None = None,
-                 batch_size: int = 32):
+                 batch_size: int = 1):
         self.folder = folder or judge_dir()
         self.threads = threads or min(2, os.cpu_count() or 1)
         self.batch_size = batch_size

@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 
@@ -38,6 +39,7 @@ PROPOSED = "proposed for #"  # …and names the open row it stands for
 MAX_PROPOSALS = 2  # review items one statement may raise
 _IDS = re.compile(r"#(\d+)")
 _FOR = re.compile(re.escape(PROPOSED) + r"(\d+)")
+_PART = re.compile(r"\(part (\d+) of (\d+)\)")
 # actions whose row is this statement's own, open row
 _OWN = (Action.NOVEL, Action.SUPERSEDED, Action.PROSE, Action.RETRACTED)
 
@@ -169,12 +171,12 @@ def apply_judgement(ctx: WriteContext, st: Statement, acts: list[IngestAction],
             judged.append(JudgedCandidate(AssertionId(int(rid)), str(txt), v.updates,
                                           v.restates, v.compatible,
                                           "veto" if v.compatible >= th.veto else "rule"))
-    proposals: list[tuple[list[int], Verdict, str]] = []
+    proposals: list[tuple[list[int], Verdict, str, tuple[int, int] | None]] = []
     if vetoed:
         for rid, v in vetoed:
             _reopen(ctx, rid)
             proposals.append(([rid], v, f"reads #{rid} as still true (compatible"
-                                        f" {v.compatible:.2f}); a rule would retire it"))
+                                        f" {v.compatible:.2f}); a rule would retire it", None))
         rule_retired -= {rid for rid, _ in vetoed}
     rests = _narrow_rules(ctx, st, rule_retired, by_hash, own, t, name)
     if rests:
@@ -215,7 +217,9 @@ def apply_judgement(ctx: WriteContext, st: Statement, acts: list[IngestAction],
             # some of the sentence's parts are updates, the rest plainly not: those parts
             # retire, the rest stays current in its own words (one fact, one validity)
             best = max(pair.parts)
-            rest = _keep_rest(ctx, rows, pair, own[0], t, name, best)
+            assert pair.remainder_vector is not None
+            rest = keep_rest(ctx, rows, pair.remainder, pair.remainder_vector, own[0], t,
+                              f"judge {name}: updates {best:.2f}", f"judge:{name}")
             retired.extend(rid for rid, _, _ in rows)
             decision = "superseded (part)"
             if best > best_p:
@@ -232,17 +236,27 @@ def apply_judgement(ctx: WriteContext, st: Statement, acts: list[IngestAction],
                 best_p = v.updates
                 best_reason = (f"judge {name}: updates {v.updates:.2f} —"
                                f" {_quote(pair.text)}")
+        elif rows and pair.review_part is not None and len(rows) == 1 \
+                and len(proposals) < MAX_PROPOSALS:
+            # one part reads as an update, not sure enough to retire: a reviewer decides, and
+            # approving retires that part alone (the rest stays current)
+            n, p = pair.review_part, pair.parts[pair.review_part]
+            proposals.append(([rows[0][0]], Verdict(p, 0.0, 1.0 - p),
+                              f"may retire part of #{rows[0][0]},"
+                              f" {_quote(parts(pair.text)[n], 60)} (updates {p:.2f})",
+                              (n, len(pair.parts))))
+            decision = "review (part)"
         elif rows and v.updates >= th.review and len(proposals) < MAX_PROPOSALS:
             # not sure enough, or a sentence of several facts and not which one: a reviewer
             # decides; the statement itself is stored and served meanwhile
             targets = meant or [rid for rid, _, _ in rows]
             proposals.append((targets, v, f"may retire {_ids(targets)} (updates"
-                                          f" {v.updates:.2f})"))
+                                          f" {v.updates:.2f})", None))
             decision = "review"
         judged.append(JudgedCandidate(AssertionId(rows[0][0] if rows else 0), pair.text,
                                       v.updates, v.restates, v.compatible, decision))
-    notes = [f"review #{propose(ctx, st, own[0], targets, v, name, words)}: the judge"
-             f" {words}" for targets, v, words in proposals]
+    notes = [f"review #{propose(ctx, st, own[0], targets, v, name, words, part=part)}: the"
+             f" judge {words}" for targets, v, words, part in proposals]
     first = acts.index(next(a for a in acts if int(a.assertion_id) == own[0]))
     a = acts[first]
     if retired:
@@ -286,30 +300,32 @@ def _narrow_rules(ctx: WriteContext, st: Statement, rule_retired: set[int],
         if pair is None or pair.remainder is None or pair.later \
                 or _open_rows(ctx, h, st.space, t, set(own)):
             continue
-        rest = _keep_rest(ctx, [(rid, None, None) for rid in ids], pair, own[0], t, name,
-                          max(pair.parts), closed=True)
+        assert pair.remainder is not None and pair.remainder_vector is not None
+        rest = keep_rest(ctx, [(rid, None, None) for rid in ids], pair.remainder,
+                          pair.remainder_vector, own[0], t,
+                          f"judge {name}: updates {max(pair.parts):.2f}", f"judge:{name}",
+                          closed=True)
         out.update(dict.fromkeys(ids, rest))
     return out
 
 
-def _keep_rest(ctx: WriteContext, rows: Sequence[tuple[int, str | None, str | None]],
-               pair: JudgedPair, newer: int, t: float, name: str, p: float,
-               closed: bool = False) -> int:
+def keep_rest(ctx: WriteContext, rows: Sequence[tuple[int, str | None, str | None]],
+              rest: str, vector: np.ndarray, newer: int, t: float, why: str, method: str,
+              closed: bool = False) -> int:
     """Retire a sentence's rows at `t` and open its remainder (the parts that stay true, in
     its own words) from `t`: one row per keyed fact whose value the remainder still names
     (its key continues), or one plain row. Returns the first remainder row. `closed`: a rule
     retired the rows already (their value changed): they keep that retirement, and the
-    remainder is one plain row."""
-    assert pair.remainder is not None and pair.remainder_vector is not None
-    rest, low = pair.remainder, pair.remainder.casefold()
+    remainder is one plain row. `why`: the judge's reading, or the review that approved it."""
+    low = rest.casefold()
     src = ctx.q(f"SELECT id, subject, relation, object, subject_norm, relation_norm,"
                 f" object_norm, key, context, space, source, author, authority, label"
                 f" FROM assertions WHERE id IN ({','.join('?' * len(rows))}) ORDER BY id",
                 tuple(rid for rid, _, _ in rows))
-    common = dict(kind="fact", text=rest, text_hash=text_hash(rest), method=f"judge:{name}",
-                  confidence=1.0, valid_from=t, valid_to=None, vector=pair.remainder_vector,
-                  reason=f"the rest of #{src[0][0]} once #{newer} updated part of it"
-                         f" (judge {name}: updates {p:.2f})")
+    common: dict[str, Any] = dict(
+        kind="fact", text=rest, text_hash=text_hash(rest), method=method, confidence=1.0,
+        valid_from=t, valid_to=None, vector=vector,
+        reason=f"the rest of #{src[0][0]} once #{newer} updated part of it ({why})")
     first: int | None = None
     successor: dict[int, int] = {}
     for r in [] if closed else src:
@@ -327,13 +343,13 @@ def _keep_rest(ctx: WriteContext, rows: Sequence[tuple[int, str | None, str | No
     for r in src:
         rid = int(r[0])
         if closed:
-            why = ctx.q("SELECT reason FROM assertions WHERE id=?", (rid,))[0][0]
+            said = ctx.q("SELECT reason FROM assertions WHERE id=?", (rid,))[0][0]
             ctx.conn.execute("UPDATE assertions SET reason=? WHERE id=?", (
-                "; ".join(x for x in (why, f"the rest stays current as #{first}") if x), rid))
+                "; ".join(x for x in (said, f"the rest stays current as #{first}") if x), rid))
             continue
         close_row(ctx, rid, t, successor.get(rid, newer),
-                  f"partly superseded by #{newer} (judge {name}: updates {p:.2f}); the rest"
-                  f" stays current as #{first}", Status.SUPERSEDED)
+                  f"partly superseded by #{newer} ({why}); the rest stays current as #{first}",
+                  Status.SUPERSEDED)
     return first
 
 
@@ -366,17 +382,20 @@ def _ids(rows: Sequence[int]) -> str:
 
 
 def propose(ctx: WriteContext, st: Statement | None, newer: int, targets: Sequence[int],
-            v: Verdict, name: str, words: str, vector: np.ndarray | None = None) -> int:
+            v: Verdict, name: str, words: str, vector: np.ndarray | None = None,
+            part: tuple[int, int] | None = None) -> int:
     """A review item: retiring `targets` in favour of the open row `newer`. It is a
     quarantined copy of the newer sentence (the review queue's unit); approving retires the
-    targets, rejecting keeps them; the newer row is served all along."""
+    targets, rejecting keeps them; the newer row is served all along. `part` (index, of
+    how many): of the one target, only that part of its sentence retires on approval."""
     src = ctx.q("SELECT text, text_hash, source, space, valid_from FROM assertions WHERE id=?",
                 (newer,))[0]
     if vector is None:
         vector = st.vector if st is not None else np.frombuffer(bytes(ctx.q(
             "SELECT embedding FROM vectors WHERE rowid=?", (newer,))[0][0]), dtype=np.float32)
+    where = f" (part {part[0] + 1} of {part[1]})" if part is not None else ""
     reason = (f"{JUDGE_REVIEW}{name} {words} — {PROPOSED}{newer} — approve to retire"
-              f" {_ids(targets)}")
+              f" {_ids(targets)}{where}")
     ctx.space = str(src[3])
     return int(insert_row(ctx, kind="fact", text=str(src[0]), text_hash=str(src[1]),
                           source=str(src[2]), method=f"judge:{name}",
@@ -390,6 +409,12 @@ def held_for(reason: str | None) -> list[int]:
     if not reason or not reason.startswith(JUDGE_REVIEW) or "approve to retire" not in reason:
         return []
     return [int(m) for m in _IDS.findall(reason.rsplit("approve to retire", 1)[1])]
+
+
+def held_part(reason: str | None) -> tuple[int, int] | None:
+    """(index, of how many) when a review item of the judge retires part of its target."""
+    m = _PART.search((reason or "").rsplit("approve to retire", 1)[-1])
+    return (int(m.group(1)) - 1, int(m.group(2))) if m else None
 
 
 def proposed_for(reason: str | None) -> int | None:

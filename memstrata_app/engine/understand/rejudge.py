@@ -18,8 +18,9 @@ from ..ledger.ledger import Ledger
 from ..ledger.transaction import WriteContext, close_row
 from ..types import EngineError, Status
 from .candidates import Judging
+from .clauses import elide, part_spans
 from .judge import Verdict
-from .judging import PROPOSED, held_for, other_member, propose
+from .judging import PROPOSED, held_for, keep_rest, other_member, propose
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,16 +108,31 @@ def propose_all(judging: Judging, ledger: Ledger, proposals: list[Proposal]
 
 
 def settle(ctx: WriteContext, review_id: int, newer: int, targets: list[int],
-           t: float) -> list[int]:
+           t: float, part: tuple[int, int] | None = None,
+           embed: Callable[[list[str]], Any] | None = None, method: str = "review") -> list[int]:
     """Approving a judge's review item: its targets are retired in favour of the newer row,
-    and the item itself (a copy of that sentence) is closed."""
+    and the item itself (a copy of that sentence) is closed. `part` (index, of how many):
+    the item retires that part of its one target's sentence; the rest, in its own words
+    (embedded by `embed`), stays current from the same time — when the sentence still
+    divides as it did."""
     retired = []
     for rid in targets:
-        if ctx.q("SELECT 1 FROM assertions WHERE id=? AND status IN ('active','plain')",
-                 (rid,)):
+        row = ctx.q("SELECT text FROM assertions WHERE id=? AND status IN ('active','plain')",
+                    (rid,))
+        if not row:
+            continue
+        spans = part_spans(str(row[0][0])) if part is not None else []
+        if part is not None:
+            if embed is None or len(spans) != part[1]:  # never retire the whole instead
+                raise EngineError(f"review item {review_id} retires part {part[0] + 1} of"
+                                  f" #{rid}, which no longer divides so (or nothing embeds)")
+            rest = elide(str(row[0][0]), spans, [part[0]])
+            keep_rest(ctx, [(rid, None, None)], rest, embed([rest])[0], newer, t,
+                      "approved in review", method)
+        else:
             close_row(ctx, rid, t, newer, f"superseded by #{newer} (approved in review)",
                       Status.SUPERSEDED)
-            retired.append(rid)
+        retired.append(rid)
     ctx.conn.execute("UPDATE assertions SET status='rejected', retired_at=?, reason=?,"
                      " reviewed_by=?, reviewed_at=? WHERE id=?",
                      (ctx.now, f"approved in review: retired {', '.join(f'#{r}' for r in targets)}"

@@ -33,7 +33,7 @@ from ..types import (
 )
 from .decide import BROAD_REVIEW, make_triple
 from .extract import text_hash
-from .judging import JUDGE_REVIEW, held_for, proposed_for
+from .judging import JUDGE_REVIEW, held_for, held_part, proposed_for
 from .rejudge import settle
 
 
@@ -130,7 +130,9 @@ class Review:
             assert t is not None
             journal = Journal(ctx)
             journal.watch([a.id, newer, *targets])
-            retired = tuple(AssertionId(r) for r in settle(ctx, a.id, newer, targets, t))
+            retired = tuple(AssertionId(r) for r in settle(
+                ctx, a.id, newer, targets, t, held_part(a.reason),
+                lambda texts: self.embedder().embed(texts), a.method or "review"))
             journal.record("approve", a.id, approved(a.id, retired))
             return (IngestAction(Action.SUPERSEDED if retired else Action.REINFORCED,
                                  AssertionId(newer), a.text, retired=retired,
