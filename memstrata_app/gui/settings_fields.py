@@ -44,7 +44,7 @@ FIELDS: dict[str, Field] = {
     "ingest_assistant_turns": Field("Assistant turns", "bool", "Endpoint",
                                     check_text="Also remember what the assistant says"),
     "embedder": Field("Embedder", "choice", "Memory and retrieval", choices=(
-        ("local", "Local: all-MiniLM-L6-v2 on the CPU (the default)"),
+        ("local", "Local: all-MiniLM-L6-v2 (int8) on the CPU (the default)"),
         ("static", "Static: model2vec, the fastest, a little less exact"),
         ("auto", "Automatic: Ollama's nomic-embed-text when it answers, else local"),
         (OLLAMA, "An Ollama embedding model…")), model_hint="nomic-embed-text",

@@ -29,7 +29,7 @@ def test_schema_wal_and_embedder_are_recorded(engine):
     assert c.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     assert c.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     meta = dict(c.execute("SELECT k, v FROM meta").fetchall())
-    assert meta["embedder"] == "local:all-MiniLM-L6-v2" and meta["dim"] == "384"
+    assert meta["embedder"] == "local:all-MiniLM-L6-v2@int8" and meta["dim"] == "384"
 
 
 def test_facts_survive_reopen(tmp_path, local_embedder):
@@ -38,7 +38,7 @@ def test_facts_survive_reopen(tmp_path, local_embedder):
         eng.ingest("The auth service port is 8080.", at=datetime(2026, 1, 1, tzinfo=UTC))
         eng.ingest("The auth service port is 9090.", at=datetime(2026, 2, 1, tzinfo=UTC))
     with MemoryEngine.open(path, embedder="auto") as eng:
-        assert eng.embedder.name == "local:all-MiniLM-L6-v2"
+        assert eng.embedder.name == "local:all-MiniLM-L6-v2@int8"
         chain = eng.history("auth service", "port")
         assert [(a.object, a.status) for a in chain] == [
             ("8080", Status.SUPERSEDED), ("9090", Status.ACTIVE)]

@@ -16,14 +16,16 @@ import numpy as np
 import pytest
 
 from memstrata_app.bench.embedders import _texts
-from memstrata_app.engine import EngineError, MemoryEngine
+from memstrata_app.engine import EmbedderMismatch, EngineError, MemoryEngine
 from memstrata_app.engine.retrieve.embedders import (
+    LOCAL_INT8_NAME,
     LOCAL_NAME,
     TorchEmbedder,
+    recorded_embedder,
     resolve_embedder,
     shared_local_embedder,
 )
-from memstrata_app.engine.retrieve.onnx_embedder import OnnxEmbedder, onnx_model_dir
+from memstrata_app.engine.retrieve.onnx_embedder import INT8_FILE, OnnxEmbedder, onnx_model_dir
 
 needs_torch = pytest.mark.skipif(importlib.util.find_spec("sentence_transformers") is None,
                                  reason="the torch reference is not installed")
@@ -39,6 +41,12 @@ EDGES = [
 
 
 @pytest.fixture(scope="module")
+def fp32() -> OnnxEmbedder:
+    """The fp32 graph: the space of the torch pipeline."""
+    return shared_local_embedder(LOCAL_NAME)
+
+
+@pytest.fixture(scope="module")
 def torch_reference() -> TorchEmbedder:
     emb = TorchEmbedder()
     emb.load()
@@ -46,10 +54,10 @@ def torch_reference() -> TorchEmbedder:
 
 
 @needs_torch
-def test_same_vectors_as_the_torch_pipeline(local_embedder: OnnxEmbedder,
+def test_same_vectors_as_the_torch_pipeline(fp32: OnnxEmbedder,
                                             torch_reference: TorchEmbedder) -> None:
     texts = _texts(150, 3, "statement") + _texts(100, 4, "query") + EDGES
-    ours, ref = local_embedder.embed(texts), torch_reference.embed(texts)
+    ours, ref = fp32.embed(texts), torch_reference.embed(texts)
     assert ours.shape == ref.shape == (len(texts), 384) and ours.dtype == np.float32
     cos = np.sum(ours * ref, axis=1)
     worst = int(np.argmin(cos))
@@ -57,25 +65,61 @@ def test_same_vectors_as_the_torch_pipeline(local_embedder: OnnxEmbedder,
     assert np.allclose(np.linalg.norm(ours, axis=1), 1.0, atol=1e-5)
 
 
-def test_rows_do_not_depend_on_batch_or_order(local_embedder: OnnxEmbedder) -> None:
+@pytest.mark.parametrize("space", [LOCAL_INT8_NAME, LOCAL_NAME])
+def test_rows_do_not_depend_on_batch_or_order(space: str) -> None:
+    emb = shared_local_embedder(space)
     texts = _texts(40, 5, "statement") + EDGES
-    together = local_embedder.embed(texts)
-    alone = np.stack([local_embedder.embed([t])[0] for t in texts])
-    backwards = local_embedder.embed(texts[::-1])[::-1]
+    together = emb.embed(texts)
+    alone = np.stack([emb.embed([t])[0] for t in texts])
+    backwards = emb.embed(texts[::-1])[::-1]
+    # (int8 quantizes a run's inputs with one scale over all its rows: it embeds one
+    # sentence per run, so a vector never depends on what was embedded beside it)
     assert np.abs(together - alone).max() < 1e-5
     assert np.abs(together - backwards).max() < 1e-5
 
 
-def test_the_default_local_embedder_is_onnx_in_the_same_space() -> None:
+def test_the_default_local_embedder_is_int8_in_its_own_space(fp32: OnnxEmbedder) -> None:
     emb = resolve_embedder("local")
     assert isinstance(emb, OnnxEmbedder) and emb is shared_local_embedder()
-    assert emb.name == LOCAL_NAME and emb.dim == 384
-    assert emb.meta().get("min_cosine_vs_torch", 0) >= 0.9999  # what the build checked
+    assert emb.name == LOCAL_INT8_NAME and emb.model_file == INT8_FILE and emb.dim == 384
+    assert resolve_embedder("local-int8") is emb and resolve_embedder(None) is emb
+    assert resolve_embedder("local-fp32") is fp32 and fp32.name == LOCAL_NAME
+    meta = emb.meta()
+    assert meta.get("min_cosine_vs_torch", 0) >= 0.9999  # what the build checked (fp32)
+    assert meta["int8"]["embedder"] == LOCAL_INT8_NAME
+    # near fp32's vectors, not the same: another space, never mixed in one ledger
+    texts = _texts(100, 8, "statement") + _texts(50, 9, "query")
+    cos = np.sum(emb.embed(texts) * fp32.embed(texts), axis=1)
+    assert 0.95 < cos.min() and cos.mean() > 0.98 and cos.min() < 0.9999
+
+
+def test_local_means_the_local_space_a_ledger_recorded(fp32: OnnxEmbedder) -> None:
+    # a ledger made before int8 was the default keeps its fp32 space under "local" and "auto"
+    old = {"embedder": LOCAL_NAME, "dim": "384"}
+    assert recorded_embedder(old, "local", None, "old.db") is fp32
+    assert recorded_embedder(old, "auto", None, "old.db") is fp32
+    new = {"embedder": LOCAL_INT8_NAME, "dim": "384"}
+    assert recorded_embedder(new, "local", None, "new.db") is shared_local_embedder()
+    assert recorded_embedder({}, "local", None, "fresh.db") is shared_local_embedder()
+    with pytest.raises(EmbedderMismatch, match="reindex"):
+        recorded_embedder(old, "local-int8", None, "old.db")
+
+
+def test_an_fp32_ledger_on_an_install_without_the_fp32_graph_says_how_to_move(
+        tmp_path: Path) -> None:
+    folder = tmp_path / "installed"  # an installed app ships the int8 graph only
+    folder.mkdir()
+    for f in ("tokenizer.json", INT8_FILE):
+        shutil.copy(onnx_model_dir() / f, folder / f)
+    with pytest.raises(EngineError, match=r"memstrata reindex --to local"):
+        OnnxEmbedder(folder, name=LOCAL_NAME).embed(["x"])
+    assert OnnxEmbedder(folder, model_file=INT8_FILE, name=LOCAL_INT8_NAME).embed(
+        ["x"]).shape == (1, 384)
 
 
 @needs_torch
 def test_a_ledger_embedded_through_torch_reads_on_without_reindexing(
-        tmp_path: Path, local_embedder: OnnxEmbedder, torch_reference: TorchEmbedder) -> None:
+        tmp_path: Path, fp32: OnnxEmbedder, torch_reference: TorchEmbedder) -> None:
     db = tmp_path / "old.db"
     with MemoryEngine.open(db, embedder=torch_reference, judge="off") as old:
         old.ingest("The auth service port is 8080.", at=T0)
@@ -84,7 +128,7 @@ def test_a_ledger_embedded_through_torch_reads_on_without_reindexing(
         before = [(h.assertion_id, round(h.score, 4)) for h in
                   old.retrieve("which port does auth use?", k=3)]
     with MemoryEngine.open(db, judge="off") as new:  # "auto": the ledger's own space
-        assert new.embedder is local_embedder
+        assert new.embedder is fp32
         after = [(h.assertion_id, round(h.score, 4)) for h in
                  new.retrieve("which port does auth use?", k=3)]
         assert [i for i, _ in after] == [i for i, _ in before]

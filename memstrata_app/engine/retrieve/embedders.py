@@ -16,7 +16,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from ..types import Cancelled, EmbedderMismatch, EngineError
-from .onnx_embedder import INT8_FILE, LOCAL_DIM, LOCAL_NAME, OnnxEmbedder
+from .onnx_embedder import LOCAL_DIM, LOCAL_FILES, LOCAL_INT8_NAME, LOCAL_NAME, OnnxEmbedder
 
 log = logging.getLogger(__name__)
 
@@ -227,18 +227,19 @@ def ollama_has_model(host: str | None, model: str, timeout: float = 1.5) -> bool
     return any(n == model or n.split(":")[0] == model.split(":")[0] for n in names if n)
 
 
-_local_singleton: OnnxEmbedder | None = None
+DEFAULT_LOCAL = LOCAL_INT8_NAME  # the local space a new ledger gets
+_local_singletons: dict[str, OnnxEmbedder] = {}
 _static_singleton: StaticEmbedder | None = None
 _singleton_lock = threading.Lock()
 
 
-def shared_local_embedder() -> OnnxEmbedder:
-    """One local model per process (ONNX Runtime): it is 90 MB."""
-    global _local_singleton
+def shared_local_embedder(space: str = DEFAULT_LOCAL) -> OnnxEmbedder:
+    """One local model per space per process (ONNX Runtime): int8 (the default, 23 MB) or
+    fp32 (90 MB, `LOCAL_NAME`)."""
     with _singleton_lock:
-        if _local_singleton is None:
-            _local_singleton = OnnxEmbedder()
-        return _local_singleton
+        if space not in _local_singletons:
+            _local_singletons[space] = OnnxEmbedder(model_file=LOCAL_FILES[space], name=space)
+        return _local_singletons[space]
 
 
 def shared_static_embedder() -> StaticEmbedder:
@@ -251,7 +252,9 @@ def shared_static_embedder() -> StaticEmbedder:
 
 
 def resolve_embedder(spec: Any, ollama_host: str | None = None) -> Embedder:
-    """Turn "auto" | "local" | "static" | "ollama:<model>" | an Embedder into an Embedder."""
+    """Turn "auto" | "local" | "local-int8" | "local-fp32" | "static" | "ollama:<model>" | an
+    Embedder into an Embedder. "local" is the default local space (int8); on a ledger that
+    recorded the fp32 one, recorded_embedder gives that instead."""
     if isinstance(spec, Embedder) and not isinstance(spec, str):
         return spec
     if spec in (None, "local"):
@@ -262,27 +265,34 @@ def resolve_embedder(spec: Any, ollama_host: str | None = None) -> Embedder:
         return shared_local_embedder()
     if spec in ("static", STATIC_NAME):
         return shared_static_embedder()
-    if spec == "local-int8":  # measured by `bench embedders`, not a default: another space
-        return OnnxEmbedder(model_file=INT8_FILE, name=LOCAL_NAME + "@int8")
+    if spec in ("local-int8", LOCAL_INT8_NAME):
+        return shared_local_embedder(LOCAL_INT8_NAME)
+    if spec in ("local-fp32", LOCAL_NAME):
+        return shared_local_embedder(LOCAL_NAME)
     if spec == "local-torch":  # the same space through torch (build and benchmark only)
         return TorchEmbedder()
     if isinstance(spec, str) and spec.startswith("ollama:") and len(spec) > 7:
         return OllamaEmbedder(spec.split(":", 1)[1], ollama_host)
-    raise EngineError(f'unknown embedder {spec!r}: use "auto", "local", "static" or '
-                      '"ollama:<model>"')
+    raise EngineError(f'unknown embedder {spec!r}: use "auto", "local", "local-fp32", '
+                      '"static" or "ollama:<model>"')
 
 
 def recorded_embedder(recorded: dict[str, str], spec: Any, ollama_host: str | None,
                       where: Path | str) -> Embedder:
     """The embedder for a ledger that recorded `recorded` ({"embedder": name, "dim": n}, or
-    nothing yet): with `spec` "auto", the ledger's own; any other must match it."""
+    nothing yet): with `spec` "auto", the ledger's own; "local" is whichever local space it
+    recorded (int8 or fp32); any other must match it."""
     emb: Embedder
-    if spec == "auto" and "embedder" in recorded:
-        name = recorded["embedder"]
+    name = recorded.get("embedder", "")
+    if spec == "local" and name in LOCAL_FILES:
+        emb = shared_local_embedder(name)
+    elif spec == "auto" and "embedder" in recorded:
         if name.startswith("ollama:"):
             emb = OllamaEmbedder(name.split(":", 1)[1], ollama_host)
         elif name == STATIC_NAME:
             emb = shared_static_embedder()
+        elif name in LOCAL_FILES:
+            emb = shared_local_embedder(name)
         else:
             emb = shared_local_embedder()
     else:

@@ -1,9 +1,15 @@
 """The local embedder on ONNX Runtime: all-MiniLM-L6-v2 exported with its pooling
 (scripts/build_onnx_embedder.py), run with `tokenizers` and `onnxruntime` — no torch.
 
-The vectors are those of the sentence-transformers pipeline (cosine ≥ 0.9999, checked on
-build and by tests/engine/test_onnx_embedder.py), so the space keeps its name
-(`local:all-MiniLM-L6-v2`): a ledger embedded through torch reads on without reindexing.
+Two graphs of the one model, two vector spaces:
+- `model-int8.onnx`, weights quantized to int8 per channel (`local:all-MiniLM-L6-v2@int8`):
+  the default for a new ledger — half the resident memory of fp32, a faster query and twice
+  the batch throughput, and the same results on every benchmark set (docs/PERFORMANCE.md);
+- `model.onnx`, fp32 (`local:all-MiniLM-L6-v2`): the vectors of the sentence-transformers
+  pipeline (cosine ≥ 0.9999, checked on build and by tests/engine/test_onnx_embedder.py), so
+  a ledger embedded through torch reads on without reindexing; a ledger that recorded this
+  space keeps it. int8's vectors are near fp32's (cosine 0.98–1.0) but not the same, so a
+  ledger never mixes the two: changing means re-embedding (`memstrata reindex`).
 """
 
 from __future__ import annotations
@@ -27,9 +33,12 @@ ONNX_MODEL_ENV = "MEMSTRATA_ONNX_MODEL"
 ONNX_META = "embedder.json"
 ONNX_THREADS_ENV = "MEMSTRATA_ONNX_THREADS"
 MAX_TOKENS = 256  # all-MiniLM-L6-v2's max_seq_length (sentence_bert_config.json)
-LOCAL_NAME = "local:all-MiniLM-L6-v2"  # the vector space: the model, whatever runs it
+LOCAL_NAME = "local:all-MiniLM-L6-v2"  # the fp32 space: the model, whatever runs it
 LOCAL_DIM = 384
-INT8_FILE = "model-int8.onnx"  # a quantized variant (build --int8), measured, not used
+FP32_FILE = "model.onnx"
+INT8_FILE = "model-int8.onnx"  # its weights quantized (the build writes both)
+LOCAL_INT8_NAME = LOCAL_NAME + "@int8"  # the default local space
+LOCAL_FILES = {LOCAL_INT8_NAME: INT8_FILE, LOCAL_NAME: FP32_FILE}  # space -> graph
 
 
 def onnx_model_dir() -> Path:
@@ -80,16 +89,20 @@ def padded(encodings: Sequence[Any]) -> dict[str, np.ndarray]:
 class OnnxEmbedder:
     """all-MiniLM-L6-v2 on ONNX Runtime (CPU), loaded on first use; the default embedder.
 
-    `model_file`: the graph inside the folder (`model.onnx`; the benchmark also measures an
-    int8 variant). Sentences are embedded shortest first in batches of `batch_size`, so a
-    batch pads little; rows come back in the order given."""
+    `model_file`: the graph inside the folder (`model.onnx`, fp32, by default; `name` must be
+    its space: `LOCAL_FILES`). Sentences are embedded shortest first in batches of `batch_size`,
+    so a batch pads little; rows come back in the order given. `batch_size` defaults to 32 for
+    fp32 and to 1 for int8: its layers quantize their inputs with one scale per run, over
+    every row and the padding, so in a batch a sentence's vector moved with its neighbours
+    (cosine 0.96–0.99 to itself alone); alone it is a function of the sentence, and int8 one
+    at a time is as fast as fp32 in batches (docs/PERFORMANCE.md)."""
 
-    def __init__(self, folder: str | Path | None = None, batch_size: int = 32,
-                 threads: int | None = None, model_file: str = "model.onnx",
+    def __init__(self, folder: str | Path | None = None, batch_size: int | None = None,
+                 threads: int | None = None, model_file: str = FP32_FILE,
                  name: str = LOCAL_NAME):
         self.name = name
         self.folder = Path(folder) if folder is not None else onnx_model_dir()
-        self.batch_size = batch_size
+        self.batch_size = batch_size or (1 if model_file == INT8_FILE else 32)
         self.threads = threads or default_threads()
         self.model_file = model_file
         self._session: Any = None
@@ -105,10 +118,16 @@ class OnnxEmbedder:
         return self._session is not None
 
     def _missing(self, what: str) -> EngineError:
+        if self.model_file == FP32_FILE and (self.folder / INT8_FILE).is_file():
+            # an installed app carries the int8 graph only; a ledger of the fp32 space moves
+            return EngineError(
+                f"this ledger's vectors are of {LOCAL_NAME} (fp32), whose graph this install"
+                f" does not carry ({what} in {self.folder}); re-embed the ledger once with"
+                " `memstrata reindex --to local` (in the app: Ledger → Re-embed the"
+                " ledger…), which moves it to the int8 graph this install has")
         return EngineError(
             f"the local embedder's model is missing ({what} in {self.folder}): run "
-            "scripts/setup.sh (it builds it with scripts/build_onnx_embedder.py"
-            + (" --int8" if self.model_file == INT8_FILE else "") + "), or set "
+            "scripts/setup.sh (it builds it with scripts/build_onnx_embedder.py), or set "
             f"${ONNX_MODEL_ENV} to a folder that holds it")
 
     def load(self) -> None:
