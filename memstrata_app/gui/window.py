@@ -143,6 +143,7 @@ class MainWindow(QMainWindow):
         self._told_about_tray = False
         self._interactive = False
         self._background_started = False
+        self._warm_submitted = False  # the first ledger's embedder load is queued
         self.is_shut_down = False
 
         state.show_view.connect(self.show_view)
@@ -194,6 +195,11 @@ class MainWindow(QMainWindow):
             recent.remember(self.ledger_file())
         self.spaces.refresh()
         self.ledger.start()
+        if not self._background_started:
+            # the embedder loads on the worker right after the ledger's first page, before
+            # the other tabs' pages (the worker runs them in order)
+            self._warm_submitted = True
+            self.client.warm_up()
         self.timeline.start()
         self.review.reload()
         self.audit.reload()
@@ -271,7 +277,8 @@ class MainWindow(QMainWindow):
         if self._background_started or self.is_shut_down:
             return
         self._background_started = True
-        self.client.warm_up()
+        if not self._warm_submitted:
+            self.client.warm_up()
         self.client.call("rejudge", lambda e: e.rejudge_on_upgrade(), self._on_rejudged,
                          lambda _e: None)
         self._probe_ollama()  # the Models tab and the tray's GPU line

@@ -234,17 +234,20 @@ class EngineClient(QObject):
 
     def warm_up(self) -> None:
         """Load the embedder on the worker; `warm` fires when it is ready, `warm_failed`
-        (with the exception) when it cannot load."""
+        (with the exception) when it cannot load. The secret detector loads next, after
+        `warm` (a query does not wait for it; the first write or request that redacts
+        would load it anyway)."""
 
         def done(_: Any) -> None:
             self.is_warm = True
             self.warm.emit()
+            self.call("warm up the secret detector", lambda e: e.warm_secrets())
 
         def failed(exc: BaseException) -> None:
             log.warning("the embedder could not load: %s", exc)
             self.warm_failed.emit(exc)
 
-        self.call("warm_up", lambda e: e.warm_up(), done, failed)
+        self.call("warm_up", lambda e: e.warm_up(secrets=False), done, failed)
 
     @property
     def pending(self) -> int:
