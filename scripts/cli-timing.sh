@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Median wall time of 5 runs of CLI commands in a fresh temporary MEMSTRATA_HOME: `query`
-# opening the ledger itself (loads the embedding model on ONNX Runtime), the same through
-# torch (`--embedder local-torch`, the runtime before: the ratio), a cold `ingest` (parser,
+# opening the ledger itself (loads the embedding model, int8, on ONNX Runtime), on a ledger
+# of the fp32 space its fp32 graph and the same through torch (`--embedder local-torch`, the
+# runtime before: the ratio), a cold `ingest` (parser,
 # judge and embedder), and through a running `memstrata serve`; commands that need no
 # model; `query` on a static-embedder ledger.
 # Used for docs/PERFORMANCE.md (CLI).
@@ -26,10 +27,16 @@ median5() {  # median5 CMD…: run it 5 times, print the median wall time in sec
 $M ingest "The auth service port is 8080." --at 2025-01-10 >/dev/null
 $M ingest "The auth service port is 9090." --at 2025-03-01 >/dev/null
 echo "nproc $(nproc), load $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo ?)"
-q_onnx=$(median5 $M query 'auth service port')
-q_torch=$(median5 $M --embedder local-torch query 'auth service port')
-echo "query, no endpoint (cold: loads the model)   $q_onnx s"
-echo "query, no endpoint, through torch (before)   $q_torch s  (ONNX: ×$(echo "scale=3; $q_onnx / $q_torch" | bc | sed "s/^\./0./"))"
+echo "query, no endpoint (cold: loads the model)   $(median5 $M query 'auth service port') s"
+# the fp32 space (a ledger made before int8 was the default): its ONNX graph against torch
+fp32_home="$(mktemp -d)"
+MEMSTRATA_HOME="$fp32_home" $M --embedder local-fp32 ingest "The auth service port is 8080." --at 2025-01-10 >/dev/null
+MEMSTRATA_HOME="$fp32_home" $M ingest "The auth service port is 9090." --at 2025-03-01 >/dev/null
+q_onnx=$(median5 env MEMSTRATA_HOME="$fp32_home" $M query 'auth service port')
+q_torch=$(median5 env MEMSTRATA_HOME="$fp32_home" $M --embedder local-torch query 'auth service port')
+rm -rf "$fp32_home"
+echo "query, fp32-space ledger (ONNX fp32 graph)   $q_onnx s"
+echo "query, fp32-space ledger, through torch      $q_torch s  (ONNX: ×$(echo "scale=3; $q_onnx / $q_torch" | bc | sed "s/^\./0./"))"
 echo "ingest, no endpoint (cold: parser, judge)    $(median5 $M ingest 'The auth service timeout is 30 seconds.') s"
 echo "stats (no model)                             $(median5 $M stats) s"
 echo "history, loose words (no model)              $(median5 $M history auth port) s"

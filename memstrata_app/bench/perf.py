@@ -29,7 +29,7 @@ import numpy as np
 
 from ..engine import MemoryEngine
 from ..engine.metrics import percentile
-from ..engine.retrieve.embedders import LOCAL_NAME, shared_local_embedder
+from ..engine.retrieve.embedders import DEFAULT_LOCAL, LOCAL_NAME, shared_local_embedder
 from ..engine.retrieve.index import cosine_scores
 
 SERVICES = ["auth", "billing", "search", "payments", "gateway", "reports", "ledger", "notify",
@@ -252,9 +252,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--runs", type=int, default=3,
                     help="fresh ledgers built per size for the write rate (median reported)")
     ap.add_argument("--seed", type=int, default=7)
-    ap.add_argument("--embedder", default="local", choices=("local", "static"),
-                    help="the ledgers' embedder (default local, all-MiniLM-L6-v2; static is "
-                         "its model2vec distillation)")
+    ap.add_argument("--embedder", default="local", choices=("local", "local-fp32", "static"),
+                    help="the ledgers' embedder (default local, all-MiniLM-L6-v2 int8;"
+                         " local-fp32 its fp32 graph, the space of older ledgers; static is"
+                         " its model2vec distillation)")
     ap.add_argument("--db", metavar="POSTGRESQL_URI",
                     help="run on a team ledger: postgresql://user@host:port/db (each ledger is "
                          "a fresh schema there, dropped afterwards); default: SQLite files in "
@@ -270,7 +271,8 @@ def main(argv: list[str] | None = None) -> int:
         model: Any = shared_static_embedder()
         model.embed(["warm up"])
     else:
-        model = shared_local_embedder()
+        model = shared_local_embedder(LOCAL_NAME if args.embedder == "local-fp32"
+                                      else DEFAULT_LOCAL)
         model.load()
     print(f"machine: {platform.machine()}, {platform.processor() or 'cpu'}, "
           f"{_cores()} cores, Python {platform.python_version()}")
