@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib.abc
 import sys
 import threading
+import types
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -39,6 +40,39 @@ def _torch_absent() -> Iterator[None]:
         sys.meta_path.remove(finder)
 
 
+def _real_info(*args: Any, **kwargs: Any) -> Any:
+    """spaCy's `spacy.info` (its CLI's), imported when called."""
+    from spacy.cli.info import info
+
+    return info(*args, **kwargs)
+
+
+@contextmanager
+def _cli_deferred() -> Iterator[None]:
+    """`import spacy` imports its command line (`from .cli.info import info` in spaCy's
+    `__init__`: typer, weasel, every subcommand — ~0.35 s of a cold `ingest`), which parsing
+    never uses. While spaCy loads, `spacy.cli` is a stand-in whose `info` imports the real
+    one when called; afterwards the stand-in is gone, so `import spacy.cli` gets spaCy's."""
+    names = ("spacy.cli", "spacy.cli.info")
+    if any(n in sys.modules for n in names) or "spacy" in sys.modules:
+        yield
+        return
+    cli = types.ModuleType("spacy.cli")
+    cli.__path__ = []  # a package, so that `spacy.cli.info` resolves to the next stand-in
+    info = types.ModuleType("spacy.cli.info")
+    info.info = _real_info  # type: ignore[attr-defined]
+    sys.modules.update({"spacy.cli": cli, "spacy.cli.info": info})
+    try:
+        yield
+    finally:
+        for n in names:
+            if sys.modules.get(n) in (cli, info):
+                del sys.modules[n]
+        pkg = sys.modules.get("spacy")
+        if pkg is not None and getattr(pkg, "cli", None) is cli:
+            delattr(pkg, "cli")
+
+
 def nlp() -> Any:
     """The shared pipeline (loaded on first use, ~1.5 s)."""
     global _nlp
@@ -46,7 +80,7 @@ def nlp() -> Any:
         with _lock:
             if _nlp is None:
                 try:
-                    with _torch_absent():
+                    with _torch_absent(), _cli_deferred():
                         import spacy
                 except ImportError as e:  # pragma: no cover - a broken install
                     raise RuntimeError(
