@@ -273,3 +273,17 @@ def doubted(engine: Any, hits: Iterable[Any], as_of: Any = None) -> dict[int, in
     return {int(h.assertion_id): held[int(h.assertion_id)] for h in hits
             if int(h.assertion_id) in held and h.valid_to is None
             and (as_of is None or engine.get(held[int(h.assertion_id)]).valid_from <= as_of)}
+
+
+def part_retired(reason: str | None, text: str) -> tuple[str, str] | None:
+    """For a review item of the judge that retires only part of `text` (its target's
+    sentence): (that part, the rest that stays current), in the sentence's own words."""
+    from .engine.understand.clauses import elide, part_spans
+    from .engine.understand.judging import held_part
+
+    part = held_part(reason)
+    spans = part_spans(text) if part is not None else []
+    if part is None or len(spans) != part[1]:
+        return None
+    a, b = spans[part[0]]
+    return text[a:b].strip().rstrip(".,;:"), elide(text, spans, [part[0]])

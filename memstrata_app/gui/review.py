@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from memstrata_app.understood import method_label
+from memstrata_app.understood import method_label, part_retired
 
 from .state import AppState
 from .style import (
@@ -89,6 +89,11 @@ def why_in_review(a: Any) -> str:
             return (f"<b>The update judge disagrees with a rule.</b> A rule would retire the "
                     f"fact listed below, but the judge ({html.escape(model)}) "
                     f"{html.escape(head)}. Approving retires it; rejecting keeps both.")
+        if " (part " in reason.rsplit("approve to retire", 1)[-1]:
+            return (f"<b>The update judge is not sure.</b> The judge ({html.escape(model)}) "
+                    f"{html.escape(head)}: below its threshold for retiring on its own. "
+                    "Approving retires that part of the fact listed below, and the rest of "
+                    "its sentence stays current; rejecting keeps it whole.")
         return (f"<b>The update judge is not sure.</b> The judge ({html.escape(model)}) "
                 f"{html.escape(head)}: below its threshold for retiring on its own. "
                 "Approving retires the fact listed below; rejecting keeps it current.")
@@ -394,8 +399,11 @@ class ReviewView(QWidget):
             rows = rows + [r for r in named if int(r.id) not in seen]
         self.retires.clear()
         for r in rows:
-            item = QListWidgetItem(row_words(r))
-            item.setToolTip(f"{row_words(r)}\nvalid {fmt_time(r.valid_from)} → "
+            part = part_retired(cur.reason, r.text or "")
+            words = (f"#{r.id}, only “{part[0]}” — the rest stays current: “{part[1]}”"
+                     if part is not None else row_words(r))
+            item = QListWidgetItem(words)
+            item.setToolTip(f"{words}\nvalid {fmt_time(r.valid_from)} → "
                             f"{fmt_time(r.valid_to, 'open')}")
             item.setForeground(themed_status_color(r.status))
             self.retires.addItem(item)

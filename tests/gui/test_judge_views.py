@@ -73,3 +73,37 @@ def test_a_judge_review_item_explains_itself_and_approving_retires(qtbot: Any,
     win.client.call("get", lambda e: e.get(1), done.append)
     qtbot.waitUntil(lambda: bool(done))
     assert done[0].status is Status.SUPERSEDED
+
+
+GRADLE = "build.gradle so far: `compileSdk 34`, `okhttp: 4.11.0`, `room: 2.6.0`, `coil: 2.5.0`"
+
+
+def test_a_part_review_item_says_only_that_part_retires(qtbot: Any, tmp_path: Path,
+                                                         local_embedder: Any,
+                                                         make_window: Any) -> None:
+    db = tmp_path / "parts.db"
+    seed(db, local_embedder, [(GRADLE, datetime(2026, 11, 20, tzinfo=UTC))])
+    win = make_window(db)
+    set_thresholds(qtbot, win, Thresholds(supersede=0.999, review=0.9, veto=1.0))
+    ing = win.ingest
+    win.show_view("ingest")
+    ing.text.setPlainText("okhttp upgraded to 4.12.0 (the http2 stall fix)")
+    with qtbot.waitSignal(ing.ingested):
+        ing.remember.click()
+    review = win.review
+    review.reload()
+    qtbot.waitUntil(lambda: len(review.rows) == 1)
+    win.show_view("review")
+    review.table.selectRow(0)
+    qtbot.waitUntil(lambda: review.retires.count() > 0)
+    line = review.retires.item(0).text()
+    assert "only “`okhttp: 4.11.0`”" in line and "the rest stays current" in line
+    assert "`room: 2.6.0`" in line and "`okhttp: 4.11.0`," not in line.split("current:")[1]
+    assert "rest of its sentence stays current" in review.why.text()
+    with qtbot.waitSignal(review.decided), qtbot.waitSignal(review.loaded):
+        review.approve_button.click()
+    done: list[Any] = []
+    win.client.call("retrieve", lambda e: [h.text for h in e.retrieve("okhttp version", k=10)],
+                    done.append)
+    qtbot.waitUntil(lambda: bool(done))
+    assert GRADLE not in done[0] and any("`coil: 2.5.0`" in t and "…" in t for t in done[0])
