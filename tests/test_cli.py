@@ -209,6 +209,8 @@ def test_quarantine_list_approve_reject(run, memstrata_home):
     code, out, _ = run("quarantine", "--json")
     queue = json.loads(out)
     assert [q["object"] for q in queue] == ["7070", "6060"]
+    code, out, _ = run("quarantine")  # each item says why it waits
+    assert out.count("low confidence") == 2
     code, out, _ = run("quarantine", "approve", str(queue[0]["id"]))
     assert code == 0 and out.startswith(f"approved #{queue[0]['id']} (search service · port")
     code, out, _ = run("quarantine", "reject", str(queue[1]["id"]))

@@ -74,6 +74,8 @@ def cmd_quarantine(args: argparse.Namespace) -> int:
                 print("the review queue is empty")
             for a in rows if not args.json else ():
                 print(f"{fmt_row(a)}\n        confidence {a.confidence:.2f}, {a.method}")
+                if a.reason:  # why it waits, and what approving it would retire
+                    print(f"        {a.reason}")
             return 0
         if args.id is None:
             raise CliError(f"quarantine {args.action} needs an assertion id")
