@@ -14,6 +14,10 @@ from memstrata_app.bench import report as rep
 
 SYSTEMS = {"naive_rag", "recency_rag", "memstrata"}
 
+# the first test here pays for the shared quick run (bench_run: ~130 s on 2 idle cores, the
+# chat sets included), more than the suite's 300 s per test allows on a busy machine
+pytestmark = pytest.mark.timeout(900)
+
 
 @pytest.fixture
 def result(bench_run):
