@@ -35,6 +35,22 @@ def set_thresholds(qtbot: Any, win: Any, th: Thresholds) -> None:
     qtbot.waitUntil(lambda: bool(done))
 
 
+def remember_then_review(qtbot: Any, win: Any, text: str) -> Any:
+    """Remember `text` in the Ingest view, then open its one review item in the Review view."""
+    ing = win.ingest
+    win.show_view("ingest")
+    ing.text.setPlainText(text)
+    with qtbot.waitSignal(ing.ingested):
+        ing.remember.click()
+    review = win.review
+    review.reload()
+    qtbot.waitUntil(lambda: len(review.rows) == 1)
+    win.show_view("review")
+    review.table.selectRow(0)
+    qtbot.waitUntil(lambda: review.retires.count() > 0)
+    return review
+
+
 def test_the_ingest_view_shows_what_the_judge_read(qtbot: Any, win: Any) -> None:
     set_thresholds(qtbot, win, Thresholds(supersede=0.0, review=0.0, veto=1.0))
     ing = win.ingest
@@ -53,17 +69,7 @@ def test_the_ingest_view_shows_what_the_judge_read(qtbot: Any, win: Any) -> None
 def test_a_judge_review_item_explains_itself_and_approving_retires(qtbot: Any,
                                                                    win: Any) -> None:
     set_thresholds(qtbot, win, Thresholds(supersede=1.0, review=0.0, veto=1.0))
-    ing = win.ingest
-    win.show_view("ingest")
-    ing.text.setPlainText(NEW)
-    with qtbot.waitSignal(ing.ingested):
-        ing.remember.click()
-    review = win.review
-    review.reload()
-    qtbot.waitUntil(lambda: len(review.rows) == 1)
-    win.show_view("review")
-    review.table.selectRow(0)
-    qtbot.waitUntil(lambda: review.retires.count() > 0)
+    review = remember_then_review(qtbot, win, NEW)
     assert OLD in review.retires.item(0).text()
     assert "update judge is not sure" in review.why.text()
     assert "update judge" in review.info.text()
@@ -85,17 +91,7 @@ def test_a_part_review_item_says_only_that_part_retires(qtbot: Any, tmp_path: Pa
     seed(db, local_embedder, [(GRADLE, datetime(2026, 11, 20, tzinfo=UTC))])
     win = make_window(db)
     set_thresholds(qtbot, win, Thresholds(supersede=0.999, review=0.9, veto=1.0))
-    ing = win.ingest
-    win.show_view("ingest")
-    ing.text.setPlainText("okhttp upgraded to 4.12.0 (the http2 stall fix)")
-    with qtbot.waitSignal(ing.ingested):
-        ing.remember.click()
-    review = win.review
-    review.reload()
-    qtbot.waitUntil(lambda: len(review.rows) == 1)
-    win.show_view("review")
-    review.table.selectRow(0)
-    qtbot.waitUntil(lambda: review.retires.count() > 0)
+    review = remember_then_review(qtbot, win, "okhttp upgraded to 4.12.0 (the http2 stall fix)")
     line = review.retires.item(0).text()
     assert "only “`okhttp: 4.11.0`”" in line and "the rest stays current" in line
     assert "`room: 2.6.0`" in line and "`okhttp: 4.11.0`," not in line.split("current:")[1]
