@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from memstrata_app.engine.understand.judging import held_part
 from memstrata_app.understood import method_label, part_retired
 
 from .state import AppState
@@ -89,7 +90,7 @@ def why_in_review(a: Any) -> str:
             return (f"<b>The update judge disagrees with a rule.</b> A rule would retire the "
                     f"fact listed below, but the judge ({html.escape(model)}) "
                     f"{html.escape(head)}. Approving retires it; rejecting keeps both.")
-        if " (part " in reason.rsplit("approve to retire", 1)[-1]:
+        if held_part(reason) is not None:
             return (f"<b>The update judge is not sure.</b> The judge ({html.escape(model)}) "
                     f"{html.escape(head)}: below its threshold for retiring on its own. "
                     "Approving retires that part of the fact listed below, and the rest of "
