@@ -13,6 +13,7 @@ import pytest
 
 from memstrata_app.bench.standin import CHAT_MODEL_SYSTEM, MEMORY_TAG, OllamaStandIn
 from memstrata_app.proxy import EndpointServer
+from tests.proxy.metrics_wait import wait_for
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -194,16 +195,8 @@ def test_timings_go_to_the_engine_metrics(ollama_client: ollama.Client, engine: 
                                           http: httpx.Client) -> None:
     list(ollama_client.chat(model="standin-chat", stream=True,
                             messages=[{"role": "user", "content": "The DB is Postgres 16."}]))
-    series = ("endpoint.total", "endpoint.first_byte", "endpoint.retrieve", "endpoint.ingest")
-    # the server records the total when its side of the stream closes, which can be a moment
-    # after the client has read the last chunk
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline and not all(
-            engine.metrics.summary().get(s, {}).get("count") for s in series):
-        time.sleep(0.02)
-    summary = engine.metrics.summary()
-    for name in series:
-        assert summary[name]["count"] >= 1, name
+    for name in ("endpoint.total", "endpoint.first_byte", "endpoint.retrieve", "endpoint.ingest"):
+        wait_for(engine, name)
     status = http.get("/memstrata/status").json()
     assert status["upstream"].startswith("http://127.0.0.1:")
     assert "endpoint.first_byte" in status["latency_ms"]

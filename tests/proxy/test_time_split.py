@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import ollama
@@ -11,17 +10,10 @@ import openai
 import pytest
 
 from memstrata_app.bench.standin import CHAT_MODEL, OllamaStandIn
+from tests.proxy.metrics_wait import wait_for
 
 SPLIT = ("endpoint.memory", "endpoint.upstream_first_token", "ollama.load",
          "ollama.prompt_eval", "ollama.eval", "ollama.tokens_per_s")
-
-
-def wait_for(engine: Any, series: str, count: int) -> None:
-    """The server records a request's parts when its side of the stream closes."""
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline and len(engine.metrics.samples(series)) < count:
-        time.sleep(0.02)
-    assert len(engine.metrics.samples(series)) >= count, series
 
 
 @pytest.mark.parametrize("stream", [True, False])
