@@ -30,9 +30,10 @@ DATA = Path(__file__).parent / "data"
 ITEM_SETS = ("dev", "heldout", "heldout2")
 # folders of stories (NAME.tsv + NAME_probes.json): the development stories; "blind1", eight
 # histories by writers who saw neither the rules nor the corpus, reported blind once and then
-# used for choices (a development set since); "blind2", eight more in other voices, never
-# used for any choice (bench/data/blind*/README.md)
-STORY_SETS = ("stories", "blind1", "blind2")
+# used for choices (a development set since); "blind2", eight more in other voices, the same
+# (blind until 2026-12-02); "blind3", eight more in four new voices, never used for any
+# choice (bench/data/blind*/README.md)
+STORY_SETS = ("stories", "blind1", "blind2", "blind3")
 SETS = (*STORY_SETS, *ITEM_SETS)
 FINAL_KINDS = ("active", "retired", "not_facts", "mixed")
 RETIRED = {"superseded", "retracted"}  # closed by a later statement or a removal

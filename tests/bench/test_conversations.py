@@ -91,6 +91,9 @@ def test_the_blind_stories_load() -> None:
     blind2 = conv.load_set("blind2")
     assert len(blind2) == 8 and all(len(c.probes) >= 18 for c in blind2)
     assert {c.id for c in blind2}.isdisjoint({c.id for c in blind})
+    blind3 = conv.load_set("blind3")
+    assert len(blind3) == 8 and all(len(c.turns) >= 38 and len(c.probes) >= 20 for c in blind3)
+    assert {c.id for c in blind3}.isdisjoint({c.id for c in blind} | {c.id for c in blind2})
 
 
 def test_a_story_is_scored_on_its_write_path_from_its_current_probes() -> None:
