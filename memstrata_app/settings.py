@@ -121,7 +121,9 @@ def apply_judge(engine: Any, settings: Any) -> None:
             engine.use_judge("builtin")
     engine.judge_thresholds = Thresholds(float(settings.get("judge_supersede")),
                                          float(settings.get("judge_review")),
-                                         float(settings.get("judge_veto")))
+                                         float(settings.get("judge_veto")),
+                                         float(settings.get("judge_relate")),
+                                         float(settings.get("judge_one_sided")))
 
 
 def _judge_backend(v: Any) -> str:
@@ -219,6 +221,14 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("judge_veto", _JUDGE.veto,
             "A rule retirement the judge reads as compatible at least this surely goes to"
             " review instead.", _range(0.5, 1.0, float)),
+    Setting("judge_relate", _JUDGE.relate,
+            "The judge acts only on sentences at least this close (cosine of their vectors):"
+            " a sure reading between two unrelated sentences is not evidence of an update.",
+            _range(0.0, 1.0, float)),
+    Setting("judge_one_sided", _JUDGE.one_sided,
+            "The judge acts only when the older sentence, read beside sentences about nothing,"
+            " reads as updated at most this surely (its own words tell of a change).",
+            _range(0.0, 1.0, float)),
     Setting("audit_log_days", 30,
             "Days the injection log keeps each served request (which facts were injected, "
             "which were left out as stale); 0 keeps no log.", _range(0, 3650, int)),

@@ -27,6 +27,12 @@ def run(capsys, local_embedder, tmp_path):
 
 
 def test_ingest_verbose_and_explain_list_the_judged_candidates(run):
+    from memstrata_app.settings import Settings
+    from tests.engine.test_judge import RETIRE_AT
+
+    s = Settings.load()  # the pair reads at the shipped threshold itself (test_judge.py)
+    s.set("judge_supersede", RETIRE_AT)
+    s.save()
     assert run("ingest", "The Dockerfile uses python 3.11.", "--at", "2026-11-16")[0] == 0
     code, out, _ = run("explain", "bumped the Dockerfile to python 3.12", "--at", "2026-11-25")
     assert code == 0 and "dry run" in out

@@ -145,6 +145,13 @@ def main(argv: list[str] | None = None) -> int:
                     help="the judge's retire threshold (default: the one measured with it)")
     ap.add_argument("--review", type=float, metavar="P",
                     help="the judge's review threshold (default: the one measured with it)")
+    ap.add_argument("--relate", type=float, metavar="C",
+                    help="the judge acts only on sentences at least this close (cosine;"
+                         " default: the one measured with it; 0 turns the check off)")
+    ap.add_argument("--one-sided", type=float, metavar="P",
+                    help="the judge acts only when the older sentence reads as updated beside"
+                         " sentences about nothing at most this surely (default: the one"
+                         " measured with it; 1 turns the check off)")
     ap.add_argument("--family", help="only items of this family (or this story)")
     ap.add_argument("--json", action="store_true", help="print the JSON result")
     ap.add_argument("--verbose", action="store_true",
@@ -182,14 +189,16 @@ def main(argv: list[str] | None = None) -> int:
     log = (lambda m: None) if args.json else (lambda m: print(f"[bench] {m}", file=sys.stderr))
     emb = CachedEmbedder(resolve_embedder(args.embedder))
     judge: Any = "auto" if args.judge == "on" else "off"
-    if args.judge == "on" and (args.supersede is not None or args.review is not None):
+    given = {k: v for k, v in (("supersede", args.supersede), ("review", args.review),
+                               ("relate", args.relate), ("one_sided", args.one_sided))
+             if v is not None}
+    if args.judge == "on" and given:
         from dataclasses import replace
 
         from memstrata_app.engine.understand.judge import builtin_judge, default_thresholds
 
         base = default_thresholds()
-        th = replace(base, **{k: v for k, v in (("supersede", args.supersede),
-                                                ("review", args.review)) if v is not None})
+        th = replace(base, **given)
         judge = (builtin_judge(), th)
     conv = run_sets(emb, sets, args.family, args.limit, args.k, log, extractor, judge=judge)
     if args.json:

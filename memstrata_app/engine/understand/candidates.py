@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -39,6 +40,12 @@ log = logging.getLogger(__name__)
 # updates: the floor keeps 96% of them, six candidates hold the true one 85% of the time
 JUDGE_CANDIDATES = 6
 JUDGE_FLOOR = 0.35
+# sentences about nothing a ledger holds: an older sentence that reads as "updated" beside
+# these reads so beside anything (it tells of a change itself: "switched from X to Y",
+# "correction: it's 8 minutes"), and its verdict beside a real statement is no evidence
+NULL_PARTNERS = ("Lunch is at noon on Fridays.", "The weather was nice this weekend.",
+                 "Thanks for the help earlier.")
+_CACHE = 4096  # sentences whose vector and one-sided reading are kept between statements
 
 
 def resolve_judge(spec: str, host: str | None = None) -> tuple[Judge | None, str | None]:
@@ -69,6 +76,8 @@ class Judging:
         self.judge_candidates = JUDGE_CANDIDATES  # active sentences judged per statement
         self.judge_floor = JUDGE_FLOOR  # below this retrieval score, not a candidate
         self.judge_pairs = 0  # pairs judged by this engine (benchmarks report pairs/s)
+        self._vectors: dict[str, np.ndarray] = {}
+        self._alone: dict[tuple[str, str], float] = {}  # (judge, sentence): P beside nothing
 
     def use(self, judge: Any) -> None:
         """"auto" (built-in), None/"off" (rules alone), "ollama:<model>" or a Judge."""
@@ -154,9 +163,73 @@ class Judging:
         except Exception:  # the parts only refine a verdict; without them it stands whole
             log.exception("the update judge failed on a sentence's parts; judged whole")
             n_parts = 0
+        try:
+            self._ground(out, todo)  # (its pairs are counted by ungrounded)
+        except Exception:  # without the check a reading stands as the judge gave it
+            log.exception("the update judge's grounding check failed; verdicts stand")
         self.metrics.record("judge", (time.perf_counter() - t0) * 1000)
         self.judge_pairs += len(pairs) + n_parts
         return out
+
+    def ungrounded(self, pairs: Sequence[tuple[str, str]],
+                   vectors: Sequence[np.ndarray | None] | None = None) -> list[str | None]:
+        """For each (older, newer) pair whose verdict reads as an update, whether that reading
+        comes from the pair: None when it does, else why not — "unrelated" (the sentences'
+        vectors closer than `relate` in cosine: another subject altogether) or "one-sided"
+        (the older sentence reads as updated beside sentences about nothing, NULL_PARTNERS,
+        more surely than `one_sided`: its own words tell of a change, whatever follows it).
+        `vectors`: the newer sentences' vectors where known. Measured on chat histories:
+        most of the judge's confident readings between lines of different subjects fail
+        one of the two (docs/JUDGE.md)."""
+        judge, th = self.judge, self.judge_thresholds
+        if judge is None or not pairs or (th.relate <= 0.0 and th.one_sided >= 1.0):
+            return [None] * len(pairs)
+        known = dict(zip((b for _, b in pairs), vectors or (), strict=False))
+        texts = list(dict.fromkeys(t for pair in pairs for t in pair if known.get(t) is None))
+        if len(self._vectors) + len(texts) > _CACHE:
+            self._vectors.clear()
+        need = [t for t in texts if t not in self._vectors]
+        if need:
+            self._vectors.update(zip(need, self.retriever.embedder.embed(need), strict=True))
+        olds = list(dict.fromkeys(a for a, _ in pairs))
+        if len(self._alone) + len(olds) > _CACHE:
+            self._alone.clear()
+        olds = [a for a in olds if (judge.name, a) not in self._alone]
+        if olds and th.one_sided < 1.0:
+            probs = iter(v.updates for v in judge.judge(
+                [(a, n) for a in olds for n in NULL_PARTNERS]))
+            for a in olds:
+                self._alone[(judge.name, a)] = float(np.mean(
+                    [next(probs) for _ in NULL_PARTNERS]))
+            self.judge_pairs += len(olds) * len(NULL_PARTNERS)
+        out: list[str | None] = []
+        for a, b in pairs:
+            vb = known.get(b)
+            cos = float(np.dot(self._vectors[a], self._vectors[b] if vb is None else vb))
+            alone = self._alone.get((judge.name, a), 0.0)
+            out.append(f"unrelated (cosine {cos:.2f})" if cos < th.relate else
+                       f"one-sided (reads {alone:.2f} beside any sentence)"
+                       if alone > th.one_sided else None)
+        return out
+
+    def _ground(self, out: list[Statement], todo: list[int]) -> None:
+        """Mark the verdicts that read as updates (≥ review) but not from the pair."""
+        th = self.judge_thresholds
+        picked = [(i, k) for i in todo for k, jp in enumerate(out[i].judged)
+                  if jp.verdict.updates >= th.review]
+        if not picked:
+            return
+        pairs: list[tuple[str, str]] = []
+        vecs: list[np.ndarray | None] = []
+        for i, k in picked:
+            jp, st = out[i].judged[k], out[i]
+            pairs.append((st.sentence, jp.text) if jp.later else (jp.text, st.sentence))
+            vecs.append(None if jp.later else st.vector)
+        for (i, k), why in zip(picked, self.ungrounded(pairs, vecs), strict=True):
+            if why is not None:
+                judged = list(out[i].judged)
+                judged[k] = replace(judged[k], ungrounded=why)
+                out[i] = replace(out[i], judged=tuple(judged))
 
     def _read_parts(self, out: list[Statement], todo: list[int]) -> int:
         """A candidate the judge reads as (maybe) updated that divides into parts, read part
@@ -184,10 +257,20 @@ class Judging:
             pairs += [(text[a:b], new) for a, b in spans]
             pairs += [(elide(text, spans, [n]), new) for n in range(len(spans))]
         probs = iter([v.updates for v in judge.judge(pairs)])
+        read = [(tuple(next(probs) for _ in spans), [next(probs) for _ in spans])
+                for _, _, spans in jobs]
+        # a part that reads as an update, but not from the pair, counts as plainly not one
+        sure = [(k, n) for k, (alone, _) in enumerate(read) for n, p in enumerate(alone)
+                if p >= th.review]
+        whys = self.ungrounded([(out[jobs[k][0]].judged[jobs[k][1]].text[slice(
+            *jobs[k][2][n])], out[jobs[k][0]].sentence) for k, n in sure],
+            [out[jobs[k][0]].vector for k, _ in sure])
+        for (k, n), why in zip(sure, whys, strict=True):
+            if why is not None:
+                alone = read[k][0]
+                read[k] = ((*alone[:n], 0.0, *alone[n + 1:]), read[k][1])
         rests: list[tuple[int, int, tuple[float, ...], str | None, int | None]] = []
-        for i, k, spans in jobs:
-            alone = tuple(next(probs) for _ in spans)
-            without = [next(probs) for _ in spans]
+        for (i, k, spans), (alone, without) in zip(jobs, read, strict=True):
             hit = [n for n in range(len(spans))
                    if alone[n] >= th.supersede and without[n] < th.review]
             clear = all(alone[n] < th.review for n in range(len(spans)) if n not in hit)

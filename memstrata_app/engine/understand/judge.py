@@ -71,6 +71,9 @@ class JudgedPair:
     # and the retire thresholds, the sentence without it and every other part plainly not:
     # that part's index (a reviewer decides; approving retires that part alone)
     review_part: int | None = None
+    # the verdict reads as an update (≥ review) but not from the pair: why ("unrelated …",
+    # "one-sided …"); such a verdict retires nothing and raises no review item
+    ungrounded: str | None = None
 
 
 @dataclass(frozen=True)
@@ -81,6 +84,12 @@ class Thresholds:
     supersede: float = 0.9     # P(updates) at or above: retire the active fact
     review: float = 0.6        # between review and supersede: hold for review
     veto: float = 0.9          # P(compatible) at or above: a rule retirement goes to review
+    # a reading is evidence of an update only when it comes from the pair (candidates.py,
+    # Judging.ungrounded): the two sentences at least this close (cosine of their vectors)…
+    relate: float = 0.0
+    # …and the older one, beside sentences about nothing at all, reading as updated at most
+    # this surely (a sentence that itself tells of a change reads as "updated" beside anything)
+    one_sided: float = 1.0
 
 
 class Judge(Protocol):
@@ -112,7 +121,9 @@ def default_thresholds(folder: Path | None = None) -> Thresholds:
     t = meta.get("thresholds") or {}
     base = Thresholds()
     return Thresholds(float(t.get("supersede", base.supersede)),
-                      float(t.get("review", base.review)), float(t.get("veto", base.veto)))
+                      float(t.get("review", base.review)), float(t.get("veto", base.veto)),
+                      float(t.get("relate", base.relate)),
+                      float(t.get("one_sided", base.one_sided)))
 
 
 class OnnxJudge:

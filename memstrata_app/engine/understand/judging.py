@@ -10,7 +10,10 @@ rules have written a statement, each verdict becomes an action:
   does not single one out): a review item proposes retiring the candidate; the new statement
   is stored and served meanwhile, the candidate stays current until a reviewer approves;
 - a rule retirement the judge reads as compatible (P(compatible) ≥ `veto`) is undone and goes
-  to review instead: the judge as a second pair of eyes.
+  to review instead: the judge as a second pair of eyes;
+- a verdict that reads as an update but not from the pair (the sentences unrelated, or the
+  older one reading as updated beside anything: candidates.py, `Judging.ungrounded`) does
+  nothing.
 
 Rules still decide what they key on both sides; the judge only adds retirements the keys
 could not see, and vetoes. A late statement (older than what it would retire) retires
@@ -210,6 +213,11 @@ def apply_judgement(ctx: WriteContext, st: Statement, acts: list[IngestAction],
             judged.append(JudgedCandidate(AssertionId(rows[0][0]), pair.text, v.updates,
                                           v.restates, v.compatible, "other member"))
             continue
+        if rows and pair.ungrounded and pair.remainder is None and pair.review_part is None:
+            # it reads as an update, but not from the pair (candidates.py, ungrounded)
+            judged.append(JudgedCandidate(AssertionId(rows[0][0]), pair.text, v.updates,
+                                          v.restates, v.compatible, pair.ungrounded))
+            continue
         meant = _meant(rows, st.sentence, pair.text) if rows else None
         if pair.parts and not all(p >= th.supersede for p in pair.parts):
             meant = None  # read part by part, not every part is an update: never whole
@@ -359,7 +367,7 @@ def _file_late(ctx: WriteContext, st: Statement, acts: list[IngestAction], own: 
     """A late statement that a sentence said after it updates: it is filed into history
     (valid until that sentence), and retires nothing."""
     best = max(later, key=lambda p: p.verdict.updates)
-    if best.verdict.updates < th.supersede:
+    if best.verdict.updates < th.supersede or best.ungrounded:
         return acts
     succ = ctx.q("SELECT id, valid_from FROM assertions WHERE text_hash=? AND space=? AND"
                  " status IN ('active','plain','superseded') AND valid_from > ?"

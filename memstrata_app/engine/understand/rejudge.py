@@ -74,6 +74,8 @@ def find(judging: Judging, ledger: Ledger, space: str | None = None,
                 out.append(Proposal(old, new, ot, nt, v.updates))
         if progress is not None:
             progress(min(s + 256, len(pairs)), len(pairs))
+    whys = judging.ungrounded([(p.older_text, p.newer_text) for p in out])
+    out = [p for p, why in zip(out, whys, strict=True) if why is None]  # (candidates.py)
     best: dict[int, Proposal] = {}
     for p in out:  # one proposal per older fact: its likeliest successor
         if p.older not in best or p.updates > best[p.older].updates:
