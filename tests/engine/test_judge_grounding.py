@@ -117,3 +117,20 @@ def test_a_full_cache_forgets_and_reads_again(engine, monkeypatch, caplog) -> No
         engine.ingest(line, at=datetime(2026, 11, 20 + i, tzinfo=UTC))
     assert "grounding check failed" not in caplog.text
     assert engine.get(1).status in (Status.ACTIVE, Status.PLAIN)  # never retired by the DSN
+
+
+def test_a_late_statement_is_checked_against_both_sides(engine, caplog) -> None:
+    # a late statement is read as the newer line beside what came before it, and as the
+    # older line beside what came after it: its own vector serves both readings
+    from tests.engine.test_judge import retiring
+
+    retiring(engine)  # (the later pair reads at the shipped threshold itself)
+    engine.judge_floor = 0.0
+    old, new, _ = CASES[0]
+    engine.ingest(old, at=T1)
+    engine.ingest("The Sentry DSN moved from remote config to the app's secrets file.", at=T2)
+    res = engine.ingest(new, at=datetime(2026, 11, 20, tzinfo=UTC))  # between the two
+    assert "grounding check failed" not in caplog.text
+    decisions = {j.text: j.decision for a in res.actions for j in a.judged}
+    assert decisions == {"The Sentry DSN moved from remote config to the app's secrets file.":
+                         "history"}  # filed into history: valid until the later line

@@ -203,9 +203,12 @@ class Judging:
                     [next(probs) for _ in NULL_PARTNERS]))
             self.judge_pairs += len(olds) * len(NULL_PARTNERS)
         out: list[str | None] = []
+        def vector(t: str) -> np.ndarray:
+            v = known.get(t)
+            return self._vectors[t] if v is None else v
+
         for a, b in pairs:
-            vb = known.get(b)
-            cos = float(np.dot(self._vectors[a], self._vectors[b] if vb is None else vb))
+            cos = float(np.dot(vector(a), vector(b)))
             alone = self._alone.get((judge.name, a), 0.0)
             out.append(f"unrelated (cosine {cos:.2f})" if cos < th.relate else
                        f"one-sided (reads {alone:.2f} beside any sentence)"
