@@ -57,7 +57,8 @@ def apply_settings(win: Window, changed: dict[str, Any]) -> None:
         hybrid = changed["retrieval"] == "hybrid"
         win.client.submit(Operation("set retrieval mode",
                                     lambda e: setattr(e, "hybrid", hybrid)))
-    if {"update_judge", "judge_supersede", "judge_review", "judge_veto"} & set(changed):
+    if {"update_judge", "judge_supersede", "judge_review", "judge_veto", "judge_relate",
+        "judge_one_sided"} & set(changed):
         settings = win.state.settings
         win.client.submit(Operation("set the update judge",
                                     lambda e: apply_judge(e, settings)))
