@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -76,7 +76,8 @@ class Judging:
         self.judge_candidates = JUDGE_CANDIDATES  # active sentences judged per statement
         self.judge_floor = JUDGE_FLOOR  # below this retrieval score, not a candidate
         self.judge_pairs = 0  # pairs judged by this engine (benchmarks report pairs/s)
-        self._vectors: dict[str, np.ndarray] = {}
+        self._vectors: dict[str, np.ndarray] = {}  # by sentence, for `_embedder`
+        self._embedder: Any = None
         self._alone: dict[tuple[str, str], float] = {}  # (judge, sentence): P beside nothing
 
     def use(self, judge: Any) -> None:
@@ -172,25 +173,27 @@ class Judging:
         return out
 
     def ungrounded(self, pairs: Sequence[tuple[str, str]],
-                   vectors: Sequence[np.ndarray | None] | None = None) -> list[str | None]:
+                   known: Mapping[str, np.ndarray] | None = None) -> list[str | None]:
         """For each (older, newer) pair whose verdict reads as an update, whether that reading
         comes from the pair: None when it does, else why not — "unrelated" (the sentences'
         vectors closer than `relate` in cosine: another subject altogether) or "one-sided"
         (the older sentence reads as updated beside sentences about nothing, NULL_PARTNERS,
         more surely than `one_sided`: its own words tell of a change, whatever follows it).
-        `vectors`: the newer sentences' vectors where known. Measured on chat histories:
-        most of the judge's confident readings between lines of different subjects fail
-        one of the two (docs/JUDGE.md)."""
+        `known`: vectors already at hand, by sentence (the rest are embedded, and kept).
+        Measured on chat histories: most of the judge's confident readings between lines of
+        different subjects fail one of the two (docs/JUDGE.md)."""
         judge, th = self.judge, self.judge_thresholds
         if judge is None or not pairs or (th.relate <= 0.0 and th.one_sided >= 1.0):
             return [None] * len(pairs)
-        known = dict(zip((b for _, b in pairs), vectors or (), strict=False))
-        texts = list(dict.fromkeys(t for pair in pairs for t in pair if known.get(t) is None))
-        if len(self._vectors) + len(texts) > _CACHE:
-            self._vectors.clear()
+        have: Mapping[str, np.ndarray] = known or {}
+        embedder = self.retriever.embedder
+        texts = list(dict.fromkeys(t for pair in pairs for t in pair if t not in have))
+        if embedder is not self._embedder or len(self._vectors) + len(texts) > _CACHE:
+            self._vectors.clear()  # (another embedder: another vector space)
+            self._embedder = embedder
         need = [t for t in texts if t not in self._vectors]
         if need:
-            self._vectors.update(zip(need, self.retriever.embedder.embed(need), strict=True))
+            self._vectors.update(zip(need, embedder.embed(need), strict=True))
         olds = list(dict.fromkeys(a for a, _ in pairs))
         if len(self._alone) + len(olds) > _CACHE:
             self._alone.clear()
@@ -202,11 +205,10 @@ class Judging:
                 self._alone[(judge.name, a)] = float(np.mean(
                     [next(probs) for _ in NULL_PARTNERS]))
             self.judge_pairs += len(olds) * len(NULL_PARTNERS)
-        out: list[str | None] = []
         def vector(t: str) -> np.ndarray:
-            v = known.get(t)
-            return self._vectors[t] if v is None else v
+            return have[t] if t in have else self._vectors[t]
 
+        out: list[str | None] = []
         for a, b in pairs:
             cos = float(np.dot(vector(a), vector(b)))
             alone = self._alone.get((judge.name, a), 0.0)
@@ -222,13 +224,10 @@ class Judging:
                   if jp.verdict.updates >= th.review]
         if not picked:
             return
-        pairs: list[tuple[str, str]] = []
-        vecs: list[np.ndarray | None] = []
-        for i, k in picked:
-            jp, st = out[i].judged[k], out[i]
-            pairs.append((st.sentence, jp.text) if jp.later else (jp.text, st.sentence))
-            vecs.append(None if jp.later else st.vector)
-        for (i, k), why in zip(picked, self.ungrounded(pairs, vecs), strict=True):
+        pairs = [(out[i].sentence, out[i].judged[k].text) if out[i].judged[k].later
+                 else (out[i].judged[k].text, out[i].sentence) for i, k in picked]
+        for (i, k), why in zip(picked, self.ungrounded(pairs, _vectors(out, todo)),
+                               strict=True):
             if why is not None:
                 judged = list(out[i].judged)
                 judged[k] = replace(judged[k], ungrounded=why)
@@ -263,11 +262,14 @@ class Judging:
         read = [(tuple(next(probs) for _ in spans), [next(probs) for _ in spans])
                 for _, _, spans in jobs]
         # a part that reads as an update, but not from the pair, counts as plainly not one
-        sure = [(k, n) for k, (alone, _) in enumerate(read) for n, p in enumerate(alone)
-                if p >= th.review]
-        whys = self.ungrounded([(out[jobs[k][0]].judged[jobs[k][1]].text[slice(
-            *jobs[k][2][n])], out[jobs[k][0]].sentence) for k, n in sure],
-            [out[jobs[k][0]].vector for k, _ in sure])
+        sure: list[tuple[int, int]] = []  # (job, part)
+        sure_pairs: list[tuple[str, str]] = []
+        for j, ((i, k, spans), (alone, _)) in enumerate(zip(jobs, read, strict=True)):
+            for n, (a, b) in enumerate(spans):
+                if alone[n] >= th.review:
+                    sure.append((j, n))
+                    sure_pairs.append((out[i].judged[k].text[a:b], out[i].sentence))
+        whys = self.ungrounded(sure_pairs, _vectors(out, todo))
         for (k, n), why in zip(sure, whys, strict=True):
             if why is not None:
                 alone = read[k][0]
@@ -292,3 +294,8 @@ class Judging:
                                 remainder_vector=next(vecs) if rest is not None else None)
             out[i] = replace(out[i], judged=tuple(judged))
         return len(pairs)
+
+
+def _vectors(out: Sequence[Statement], todo: Sequence[int]) -> dict[str, np.ndarray]:
+    """The new statements' own vectors, by sentence."""
+    return {out[i].sentence: out[i].vector for i in todo if out[i].vector is not None}

@@ -74,7 +74,8 @@ def find(judging: Judging, ledger: Ledger, space: str | None = None,
                 out.append(Proposal(old, new, ot, nt, v.updates))
         if progress is not None:
             progress(min(s + 256, len(pairs)), len(pairs))
-    whys = judging.ungrounded([(p.older_text, p.newer_text) for p in out])
+    stored = {str(r[1]): np.frombuffer(bytes(r[5]), dtype=np.float32) for r in first.values()}
+    whys = judging.ungrounded([(p.older_text, p.newer_text) for p in out], stored)
     out = [p for p, why in zip(out, whys, strict=True) if why is None]  # (candidates.py)
     best: dict[int, Proposal] = {}
     for p in out:  # one proposal per older fact: its likeliest successor
