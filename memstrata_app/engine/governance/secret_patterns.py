@@ -156,10 +156,14 @@ _URL_USERINFO = re.compile(
     r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{0,31}://"
     r"[^\s:/?#\[\]@\"'`<>]{0,256}:(?P<val>[^\s/\[\]\"`<>]{1,512})@"
     r"(?=[A-Za-z0-9\[_%-])")
-# ... unless it names where the password lives: `${REDIS_PASSWORD}`, `{{pw}}`, `****`
+# ... unless it names where the password lives: `${REDIS_PASSWORD}`, `$REDIS_PASSWORD`,
+# `{{pw}}`, `{pw}`, `%(pw)s`. An unbraced `$name` counts only in an environment variable's
+# upper case (`$ecretPass` is a password that starts with a dollar sign). Filler such as
+# `xxx` or `***` is masked like any password, as it is with a user (`u:xxx@`): nothing is
+# lost, and a filler-looking password is never let through.
 _URL_PLACEHOLDER = re.compile(
-    r"^(?:\$\{?[A-Za-z_]\w{0,80}\}?|\{\{[^{}]{0,80}\}\}|\{[A-Za-z_]\w{0,80}\}"
-    r"|%\(\w{1,80}\)s|%s|\*{1,80}|x{3,80}|X{3,80}|\.{3}|…)$")
+    r"^(?:\$\{[A-Za-z_]\w{0,80}\}|\$[A-Z_][A-Z0-9_]{0,80}|\{\{[^{}]{0,80}\}\}"
+    r"|\{[A-Za-z_]\w{0,80}\}|%\(\w{1,80}\)s|%s)$")
 
 # detect-secrets' keyword forms (`password = …`, `api_key: "…"`, `"…" == secret`, …), as
 # detect_secrets.plugins.keyword builds them, rewritten to run in time linear in the line:
