@@ -38,9 +38,14 @@ echo "== the update judge (ONNX Runtime)"
 run ingest "The Dockerfile uses python 3.11." --at 2026-11-16
 out=$(run ingest -v "bumped the Dockerfile to python 3.12" --at 2026-11-25); echo "$out"
 echo "$out" | grep -q "judged #" || fail "the update judge read no candidate"
-out=$(run query "which python version does the Dockerfile use?" --json); echo "$out"
+out=$(run query "which python version does the Dockerfile use?"); echo "$out"
 echo "$out" | grep -q "python 3.12" || fail "query does not return python 3.12"
-echo "$out" | grep -q "python 3.11" && fail "query returns the retired python 3.11"
+# the pair reads at the retire threshold itself, give or take 0.001 by CPU (README): python
+# 3.11 is retired, or its retirement waits for review and every answer marks it so
+if echo "$out" | grep -q "python 3.11"; then
+  echo "$out" | grep -q "may be outdated: #[0-9]* may replace it" \
+    || fail "query returns python 3.11 as current, neither retired nor marked"
+fi
 echo "== static embedder (no torch) and exact terms"
 sdb="$tmp/static.db"
 run --db "$sdb" --create --embedder static ingest "parse_cfg reads the settings from the YAML file."
