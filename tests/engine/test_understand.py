@@ -56,6 +56,17 @@ def test_wrappers_and_reasons_are_not_part_of_the_value():
     assert [e.object for e in r.extractions] == ["300s"]
 
 
+def test_a_closing_marker_is_not_part_of_the_value():
+    (r,) = read(["the sentry DSN lives in remote config btw"], T0)
+    assert [e.object for e in r.extractions] == ["remote config"]
+    (r,) = read(["the cache TTL is 300s now lol"], T0)
+    assert [e.object for e in r.extractions] == ["300s"]
+    # a hedge that closes the sentence stays with it: the speaker is not sure
+    assert classify("the port is 8080 iirc").core.endswith("iirc")
+    # the marker's letters inside a word are not a marker
+    assert classify("staging serves lolcat images").core == "staging serves lolcat images"
+
+
 def test_two_facts_on_one_line_are_two_claims():
     (r,) = read(["the api is on 8080 and the worker on 8081"], T0)
     assert sorted(e.object for e in r.extractions) == ["8080", "8081"]

@@ -155,7 +155,22 @@ _LEAD_MARKS = re.compile(r"^[\s>*\-•]+")
 _WORD_THEN_PUNCT = re.compile(r"^\s*\w+\s*[:,;!.\-—–]")
 
 
+# ... and that close one ("… lives in remote config btw", "… is 30s now lol"). Not the hedges
+# ("iirc", "afaik"): they say how sure the speaker is, and stay with the sentence.
+_TRAILING = re.compile(
+    r"(?:[\s,;]+(?:btw|b\.t\.w\.?|fyi|lol|lmao|tbh|fwiw|ftr|ngl|haha+|heh)[\s.!,;]*)+$", _I)
+
+
 def strip_wrappers(text: str) -> str:
+    """The sentence without the discourse markers that open or close it."""
+    t = _strip_leading(text)
+    m = _TRAILING.search(t)
+    if m and len(t[:m.start()].split()) >= 2:
+        return t[:m.start()].rstrip(" ,;") + (t[-1] if t[-1] in ".!" else "")
+    return t
+
+
+def _strip_leading(text: str) -> str:
     t = _EMOJI.sub(" ", text.replace("➡", "→")).strip()
     t = _LEAD_MARKS.sub("", t)
     while True:
