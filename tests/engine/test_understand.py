@@ -67,6 +67,18 @@ def test_a_closing_marker_is_not_part_of_the_value():
     assert classify("staging serves lolcat images").core == "staging serves lolcat images"
 
 
+@pytest.mark.parametrize("same", [
+    "The gateway timeout is the same.", "the gateway timeout is unchanged",
+    "gateway timeout is still the same as before", "The gateway timeout is as before, thankfully.",
+])
+def test_a_slot_said_not_to_change_has_no_new_value(engine, same):
+    old = engine.ingest("The gateway timeout is 45s.", at=day(0)).actions[0]
+    res = engine.ingest(same, at=day(3))
+    assert not [r for a in res.actions for r in a.retired]
+    assert all(e.object is None or "same" not in e.object for e in read([same], T0)[0].extractions)
+    assert engine.get(old.assertion_id).valid_to is None
+
+
 def test_two_facts_on_one_line_are_two_claims():
     (r,) = read(["the api is on 8080 and the worker on 8081"], T0)
     assert sorted(e.object for e in r.extractions) == ["8080", "8081"]

@@ -50,10 +50,19 @@ PROJECT_ALIASES = frozenset(
 _MODIFIERS = frozenset(["main", "primary", "default", "current", "new", "old", "the", "our"])
 
 
+# Words that say a slot did not change are not its value: "the timeout is the same on
+# staging", "worker memory is unchanged" state no value, so they retire none.
+_NO_CHANGE = re.compile(
+    r"^(?:(?:still|just|exactly|basically)\s+)?(?:(?:the\s+)?same(?:\s+as\s+(?:before|ever|it\s+was"
+    r"|always|last\s+\w+|\S+))?|unchanged|untouched|not\s+changed|as\s+(?:before|it\s+was|is|"
+    r"ever|always)|identical|no\s+different)"
+    r"(?:\s+(?:on|in|for|at)\s+\S+(?:\s+\S+)?)?(?:\s*[,;(].*)?$", _I)
+
+
 def value_kind(raw: str) -> str:
     """Classify an object: 'strong' (value-like), 'plain' (few plain words) or 'prose'."""
     v = raw.strip()
-    if not v:
+    if not v or _NO_CHANGE.match(v):
         return "prose"
     if v[0] in "`'\"“" or URL_RE.match(v) or _PATH.match(v) or VERSION_RE.match(v):
         return "strong"
