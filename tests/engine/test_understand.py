@@ -65,6 +65,9 @@ def test_a_closing_marker_is_not_part_of_the_value():
     assert classify("the port is 8080 iirc").core.endswith("iirc")
     # the marker's letters inside a word are not a marker
     assert classify("staging serves lolcat images").core == "staging serves lolcat images"
+    # at most three come off one sentence's end (each is one bounded match: linear time)
+    assert classify("the port is 8080 btw, lol, fyi").core == "the port is 8080"
+    assert classify("the port is 8080" + " btw" * 5).core == "the port is 8080 btw btw"
 
 
 @pytest.mark.parametrize("same", [

@@ -156,18 +156,27 @@ _WORD_THEN_PUNCT = re.compile(r"^\s*\w+\s*[:,;!.\-—–]")
 
 
 # ... and that close one ("… lives in remote config btw", "… is 30s now lol"). Not the hedges
-# ("iirc", "afaik"): they say how sure the speaker is, and stay with the sentence.
+# ("iirc", "afaik"): they say how sure the speaker is, and stay with the sentence. One marker
+# per match, its separators bounded and taken from where their run begins: tried at every
+# position of a long run of markers or commas, the match stays short (linear time).
 _TRAILING = re.compile(
-    r"(?:[\s,;]+(?:btw|b\.t\.w\.?|fyi|lol|lmao|tbh|fwiw|ftr|ngl|haha+|heh)[\s.!,;]*)+$", _I)
+    r"(?<![\s.!,;])[\s.!,;]{1,8}(?:btw|fyi|lol|lmao|tbh|fwiw|ftr|ngl|haha+|heh)[\s.!,;]{0,8}$",
+    _I)
+_TRAILING_MAX = 3  # markers taken off one sentence's end
 
 
 def strip_wrappers(text: str) -> str:
     """The sentence without the discourse markers that open or close it."""
     t = _strip_leading(text)
-    m = _TRAILING.search(t)
-    if m and len(t[:m.start()].split()) >= 2:
-        return t[:m.start()].rstrip(" ,;") + (t[-1] if t[-1] in ".!" else "")
-    return t
+    core = t
+    for _ in range(_TRAILING_MAX):
+        m = _TRAILING.search(core)
+        if m is None or len(core[:m.start()].split()) < 2:
+            break
+        core = core[:m.start()]
+    if core == t:
+        return t
+    return core + (t[-1] if t[-1] in ".!" else "")
 
 
 def _strip_leading(text: str) -> str:
