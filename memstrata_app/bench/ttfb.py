@@ -5,7 +5,9 @@ endpoint's own cost), the endpoint in front of it over a real engine with ~1k fa
 local embedder, and one client sending each turn three ways in random order: direct, through
 the endpoint, and through it with `X-Memstrata-Memory: off` (the relay's own cost). Every
 turn is new text; each proxied one pays a real ingest (half of them state a new value) and a
-real retrieval.
+real retrieval. The update judge reads each turn after its request went upstream
+(engine/understand/later.py); between turns the run waits until it has (`judge.later`: from
+the turn's write to its verdicts applied), as a tool waits for its model's answer.
 """
 
 from __future__ import annotations
@@ -84,6 +86,10 @@ def run(engine: Any, turns: list[str], warmup: int = 20) -> dict[str, Any]:
                 if i >= warmup:
                     sink.append(ms)
             up.clear()
+            # a turn is judged after its request went upstream (understand/later.py), while
+            # a real model answers (seconds); the stand-in answers at once, so wait for it
+            # here, between turns, as a tool waiting for its answer would
+            engine.settle_judging(60)
     summary = engine.metrics.summary()
 
     def pp(xs: list[float]) -> dict[str, float]:
@@ -94,7 +100,8 @@ def run(engine: Any, turns: list[str], warmup: int = 20) -> dict[str, Any]:
             "endpoint_memory_off_ms": pp(relay_only),
             "added_ms": {"p50": round(p["p50"] - d["p50"], 2),
                          "p95": round(p["p95"] - d["p95"], 2)},
-            "endpoint_series_ms": {k: v for k, v in summary.items() if k.startswith("endpoint.")},
+            "endpoint_series_ms": {k: v for k, v in summary.items()
+                                   if k.startswith("endpoint.") or k == "judge.later"},
             "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, "
                        f"Python {platform.python_version()}"}
 

@@ -184,6 +184,7 @@ class MemoryEngine:
         if self.ledger.closed:
             return
         if self._pipeline is not None:
+            self._pipeline.later.close()  # a turn written is a turn judged
             self.disable_llm_tier()
         self.ledger.close()
 
@@ -270,13 +271,25 @@ class MemoryEngine:
 
     def ingest_and_retrieve(self, text: str, query: str | None = None, k: int = 5,
                             source: str = "api", at: datetime | None = None,
-                            space: str | None = None) -> TurnRecall:
+                            space: str | None = None, judge_later: bool = False
+                            ) -> TurnRecall:
         """Remember `text`, then retrieve for `query` (default: the text) as of now.
 
         One embedding batch serves both, which is what a chat turn needs: the endpoint's
-        write-then-read costs one model call instead of two.
+        write-then-read costs one model call instead of two. `judge_later`: the rules write
+        the turn now and the update judge reads it afterwards, on a worker thread, once the
+        answer's `release()` is called (the endpoint calls it when the request is upstream;
+        understand/later.py).
         """
-        return self.understanding.ingest_and_retrieve(text, query, k, source, at, space)
+        return self.understanding.ingest_and_retrieve(text, query, k, source, at, space,
+                                                      judge_later)
+
+    def settle_judging(self, timeout: float | None = None) -> bool:
+        """Wait until every chat turn left for the judge (`judge_later`) is judged; False
+        when `timeout` seconds pass first."""
+        if self._pipeline is None:
+            return True
+        return self._pipeline.settle_judging(timeout)
 
     def history(self, subject: str, relation: str, context: str | None = None,
                 space: str | None = None) -> list[Assertion]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import Enum, StrEnum
@@ -39,6 +39,11 @@ class Action(StrEnum):
     HISTORY = "history"  # late-arriving older statement, filed into the past
     RETRACTED = "retracted"  # an explicit removal retired a value
     REFUSED = "refused"  # not stored: the sentence was erased (purge, redaction) before
+
+
+# the actions whose row is the statement's own, open row (a new sentence, a new value, prose,
+# a retraction)
+OWN_ACTIONS = (Action.NOVEL, Action.SUPERSEDED, Action.PROSE, Action.RETRACTED)
 
 
 class Cardinality(StrEnum):
@@ -267,6 +272,8 @@ class TurnRecall:
     retrieve_ms: float
     # the closest rows left out because they are no longer valid: (id, score, retired by)
     filtered: tuple[tuple[int, float, int | None], ...] = ()
+    # judged later (ingest_and_retrieve(judge_later=True)): call once the request is upstream
+    release: Callable[[], None] | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,7 +6,7 @@ import contextlib
 import logging
 import threading
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,6 +15,7 @@ from starlette.concurrency import run_in_threadpool
 
 from ..engine import StoreReadOnly
 from ..engine.ledger.keys import GLOBAL
+from ..engine.types import OWN_ACTIONS
 from .injection import Turns, format_block, relevant
 
 __all__ = ["MemoryService", "Recall", "Turns", "warm_up_in_background"]
@@ -66,6 +67,8 @@ class Recall:
     block: str | None
     status: str  # injected | empty | off | skipped | error
     facts: int = 0
+    # the turn waits for the update judge: call once the request is upstream (later.py)
+    release: Callable[[], None] | None = None
 
 
 class MemoryService:
@@ -113,7 +116,7 @@ class MemoryService:
         if writable and len(user) <= MAX_INGEST_CHARS:
             try:  # one embedding batch for the new sentences and the query
                 recall = eng.ingest_and_retrieve(user, query=query, k=k, source=source,
-                                                 space=space)
+                                                 space=space, judge_later=True)
             except StoreReadOnly:  # writes stopped meanwhile: the facts are still there
                 writable = False
         if recall is not None:
@@ -133,7 +136,12 @@ class MemoryService:
             metrics.record("endpoint.retrieve", (time.perf_counter() - t1) * 1000)
         floor = float(self.settings.get("injection_min_score"))
         hits = relevant(hits, floor)
-        block = format_block(hits, pending=eng.pending_retirements() if hits else None)
+        release = recall.release if recall is not None else None
+        # the turn is not judged yet: its own lines are marked as the latest message's
+        latest = {int(a.assertion_id) for a in recall.ingested.actions
+                  if a.action in OWN_ACTIONS} if recall is not None and release else None
+        block = format_block(hits, pending=eng.pending_retirements() if hits else None,
+                             latest=latest)
         keep = float(self.settings.get("audit_log_days") or 0)
         if keep > 0 and writable:  # queued for the writer: the request does not wait for it
             eng.log_injection(api, query, [(h.assertion_id, h.score) for h in hits],
@@ -141,7 +149,7 @@ class MemoryService:
                                                "space": space, "embedder": eng.embedder.name},
                               model=model, space=space, tool=tool, keep_days=keep,
                               wait=False)
-        return Recall(block, "injected" if block else "empty", len(hits))
+        return Recall(block, "injected" if block else "empty", len(hits), release)
 
 
 def warm_up_in_background(engine: Any) -> None:

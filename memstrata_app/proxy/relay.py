@@ -223,9 +223,13 @@ class Relay:
         t_up = time.perf_counter()  # the memory step is over: the upstream's time starts
         memory_ms = (t_up - t0) * 1000 if t0 is not None else 0.0
         try:
-            call: UpstreamCall = await unless_client_leaves(request, self.upstream.open(
-                request.method, request.url.path, request.url.query, request.headers, body,
-                slot=slot))
+            try:
+                call: UpstreamCall = await unless_client_leaves(request, self.upstream.open(
+                    request.method, request.url.path, request.url.query, request.headers, body,
+                    slot=slot))
+            finally:  # the request is upstream (or never will be): the judge may read the turn
+                if recall is not None and recall.release is not None:
+                    recall.release()
         except ClientGone:
             log_client_gone(request, "while waiting for the upstream")
             return client_gone()

@@ -223,6 +223,7 @@ def test_a_fact_the_judge_holds_for_review_is_injected_as_maybe_outdated(
     old = engine.ingest("The Dockerfile uses python 3.11.").actions[0].assertion_id
     ollama_client.chat(model="standin-chat", messages=[
         {"role": "user", "content": "bumped the Dockerfile to python 3.12"}])
+    assert engine.settle_judging(30)  # a chat turn is judged once its request is upstream
     assert engine.pending_retirements().get(int(old))
     ollama_client.chat(model="standin-chat", messages=[
         {"role": "user", "content": "which python version does the Dockerfile use?"}])
@@ -236,3 +237,29 @@ def test_a_fact_the_judge_holds_for_review_is_injected_as_maybe_outdated(
     [item] = [a for a in engine.quarantined() if (a.reason or "").startswith("judge:")]
     engine.reject(item.id)
     assert not engine.pending_retirements()
+
+
+def test_a_turn_is_judged_after_its_request_went_upstream(
+        ollama_client: ollama.Client, engine: Any, upstream: OllamaStandIn) -> None:
+    from dataclasses import replace
+
+    from memstrata_app.engine.understand.judge import builtin_judge
+
+    if builtin_judge() is None:
+        pytest.skip("the update judge is not installed")
+    engine.judge_thresholds = replace(engine.judge_thresholds, supersede=0.98)
+    old = engine.ingest("The Dockerfile uses python 3.11.").actions[0].assertion_id
+    ollama_client.chat(model="standin-chat", messages=[
+        {"role": "user", "content": "bumped the Dockerfile to python 3.12"}])
+    # the block of the turn itself: built before the judge read it, and says so
+    block = injected_block(upstream)
+    [fresh] = [ln for ln in block.splitlines() if "python 3.12" in ln]
+    assert "(from the latest message)" in fresh
+    assert "a line from the latest message is newer than the others" in block
+    assert engine.settle_judging(30)
+    assert engine.get(old).superseded_by is not None
+    ollama_client.chat(model="standin-chat", messages=[
+        {"role": "user", "content": "which python version does the Dockerfile use?"}])
+    block = injected_block(upstream)
+    assert "python 3.12" in block and "python 3.11" not in block
+    assert "latest message" not in block  # a question: nothing waits for the judge

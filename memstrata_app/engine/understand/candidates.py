@@ -104,12 +104,16 @@ class Judging:
         return apply_judgement(ctx, st, acts, self.judge_thresholds, judge.name, judge.judge)
 
     def prepare(self, prepared: list[Statement], earlier: list[Statement],
-                budget: int | None = None) -> list[Statement]:
+                budget: int | None = None, now: float | None = None,
+                written: bool = False) -> list[Statement]:
         """Each new statement beside its candidate active sentences (the nearest by the
         vector and term sides in its space, valid at its time; and the statements before it
         in this batch and the one before, not yet committed), judged in one batch. A judge
         that fails leaves the rules alone to decide; it never fails an ingest. `budget`: at
-        most this many pairs (the closest), for a chat turn on its way to the model."""
+        most this many pairs (the closest), for a chat turn. `written`: the statements are in
+        the ledger already (a turn judged after its write, later.py; `now` the time it was
+        written): the search leaves out their own rows, which the batch's order decides
+        instead (a statement is judged against those before it, never after)."""
         judge = self.judge
         todo = [i for i, st in enumerate(prepared) if st.vector is not None]
         if judge is None or not todo:
@@ -119,20 +123,23 @@ class Judging:
         offset = len(pending) - len(todo)
         mat = np.stack([st.vector for st in pending]) if pending else None
         per: list[list[tuple[str, str, float, bool]]] = []
-        now = time.time()
+        now = time.time() if now is None else now
+        batch = {st.text_hash for st in pending} if written else set()
         search = self.retriever.search
         for n, i in enumerate(todo):
             st = prepared[i]
             found: dict[str, tuple[str, float, bool]] = {}
             for h in search(st.vector, self.judge_candidates, dt(st.at), (st.space,),
                             query=st.sentence):
-                if h.score >= self.judge_floor and h.text != st.sentence:
+                if (h.score >= self.judge_floor and h.text != st.sentence
+                        and (not batch or text_hash(h.text) not in batch)):
                     found.setdefault(text_hash(h.text), (h.text, float(h.score), False))
             if st.at < now - 1:  # a late statement: what was said after it may retire it
                 for h in search(st.vector, self.judge_candidates, None, (st.space,),
                                 query=st.sentence):
                     if (h.score >= self.judge_floor and h.text != st.sentence
-                            and to_ts(h.valid_from) > st.at):  # type: ignore[operator]
+                            and to_ts(h.valid_from) > st.at  # type: ignore[operator]
+                            and (not batch or text_hash(h.text) not in batch)):
                         found.setdefault(text_hash(h.text), (h.text, float(h.score), True))
             if mat is not None and offset + n > 0:
                 sims = mat[:offset + n] @ st.vector

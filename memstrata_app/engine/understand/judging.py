@@ -31,7 +31,15 @@ import numpy as np
 
 from ..ledger.keys import Triple
 from ..ledger.transaction import WriteContext, close_row, insert_row
-from ..types import Action, AssertionId, Cardinality, IngestAction, JudgedCandidate, Status
+from ..types import (
+    OWN_ACTIONS,
+    Action,
+    AssertionId,
+    Cardinality,
+    IngestAction,
+    JudgedCandidate,
+    Status,
+)
 from .clauses import parts
 from .extract import text_hash
 from .judge import JudgedPair, Thresholds, Verdict
@@ -43,8 +51,6 @@ MAX_PROPOSALS = 2  # review items one statement may raise
 _IDS = re.compile(r"#(\d+)")
 _FOR = re.compile(re.escape(PROPOSED) + r"(\d+)")
 _PART = re.compile(r"\(part (\d+) of (\d+)\)")
-# actions whose row is this statement's own, open row
-_OWN = (Action.NOVEL, Action.SUPERSEDED, Action.PROSE, Action.RETRACTED)
 
 Rejudge = Callable[[Sequence[tuple[str, str]]], list[Verdict]]
 
@@ -143,7 +149,7 @@ def _meant(rows: list[tuple[int, str | None, str | None]], sentence: str,
 def apply_judgement(ctx: WriteContext, st: Statement, acts: list[IngestAction],
                     th: Thresholds, name: str, rejudge: Rejudge | None) -> list[IngestAction]:
     """Turn the statement's verdicts into retirements, a review hold or a veto."""
-    own = [int(a.assertion_id) for a in acts if a.action in _OWN]
+    own = [int(a.assertion_id) for a in acts if a.action in OWN_ACTIONS]
     if not own or any(a.action is Action.HISTORY for a in acts):
         return acts
     t = float(ctx.q("SELECT valid_from FROM assertions WHERE id=?", (own[0],))[0][0])

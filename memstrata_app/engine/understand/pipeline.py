@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future
 from dataclasses import replace
 from datetime import datetime
@@ -32,6 +32,7 @@ from ..metrics import Metrics
 from ..retrieve.retriever import Retriever, check_query
 from ..timeutil import to_ts, to_utc
 from ..types import (
+    OWN_ACTIONS,
     Assertion,
     Cancelled,
     Cardinality,
@@ -44,6 +45,7 @@ from ..types import (
 from .candidates import Judging
 from .decide import write_statement
 from .extract import DEFAULT_VOCABULARY, normalize_entity, normalize_relation, text_hash
+from .later import LaterJudging
 from .review import Review
 from .statements import Sentence, Statement, statements, statements_many
 
@@ -54,8 +56,8 @@ log = logging.getLogger(__name__)
 
 Progress = Callable[[int, int], None]  # (done, total)
 BATCH = 256
-# a chat turn on its way to the model is judged against at most this many candidates (the
-# closest): its judging finishes before the request goes upstream (docs/JUDGE.md)
+# a chat turn is judged against at most this many candidates (the closest); the endpoint's
+# turns are judged after their request has gone upstream (later.py, docs/JUDGE.md)
 TURN_JUDGE_PAIRS = 8
 
 
@@ -72,6 +74,7 @@ class Pipeline:
         self.judging = Judging(retriever, metrics)
         self.review = Review(ledger, self.vocabulary, lambda: retriever.embedder)
         self.llm_tier: LlmTier | None = None  # the Ollama tier, when enabled
+        self.later = LaterJudging(self._judge_written, metrics.record)
 
     def context(self, conn: apsw.Connection, vocab: dict[str, Cardinality]) -> WriteContext:
         return self.ledger.context(conn, vocab, self.quarantine_threshold)
@@ -229,7 +232,8 @@ class Pipeline:
 
     def ingest_and_retrieve(self, text: str, query: str | None = None, k: int = 5,
                             source: str = "api", at: datetime | None = None,
-                            space: str | None = None) -> TurnRecall:
+                            space: str | None = None, judge_later: bool = False
+                            ) -> TurnRecall:
         if not isinstance(text, str):
             raise EngineError("ingest takes text (a string)")
         query = text if query is None else query
@@ -238,9 +242,11 @@ class Pipeline:
         at_ts = to_ts(to_utc(at))
         assert at_ts is not None
         sents, skipped = statements(text, at_ts)
+        later = judge_later and self.judging.judge is not None
         prepared, qv = self.prepare(sents, source, extra=query, space=space_name(space),
-                                    judge_budget=TURN_JUDGE_PAIRS)
-        per_statement = self.write(prepared) if prepared else []
+                                    judge_budget=TURN_JUDGE_PAIRS, judge=not later)
+        per_statement = self.write(prepared, judge=not later) if prepared else []
+        written_at = time.time()
         t1 = time.perf_counter()
         stale: list[tuple[int, float]] = []
         hits = self.retriever.search(qv, k, None, read_spaces(space), stale, query=query)
@@ -255,7 +261,43 @@ class Pipeline:
             f"SELECT id, superseded_by FROM assertions WHERE id IN ({','.join('?' * len(stale))})",
             [i for i, _ in stale])} if stale else {}
         filtered = tuple((i, sc, by.get(i)) for i, sc in stale[:k] if i in by)
-        return TurnRecall(result, hits, ingest_ms, retrieve_ms, filtered)
+        release = None
+        if later and any(st.vector is not None or any(a.retired for a in acts)
+                         for st, acts in zip(prepared, per_statement, strict=True)):
+            release = self.later.queue(prepared, per_statement, written_at)
+        return TurnRecall(result, hits, ingest_ms, retrieve_ms, filtered, release)
+
+    def _judge_written(self, prepared: Sequence[Statement],
+                       per_statement: Sequence[list[IngestAction]], written_at: float
+                       ) -> list[list[IngestAction]]:
+        """A turn the rules wrote, judged now (later.py): its verdicts, as `submit` applies
+        them. A statement whose own rows were closed since (a newer turn replaced it) is
+        left as it is."""
+        judged = self.judging.prepare(list(prepared), [], TURN_JUDGE_PAIRS, now=written_at,
+                                      written=True)
+        todo = [(st, acts) for st, acts in zip(judged, per_statement, strict=True)
+                if st.judged or any(a.retired for a in acts)]
+        if not todo or self.judging.judge is None:
+            return []
+        vocab = self.vocabulary()
+
+        def job(conn: apsw.Connection) -> tuple[list[list[IngestAction]], WriteContext, int]:
+            ctx = self.context(conn, vocab)
+            out: list[list[IngestAction]] = []
+            for st, acts in todo:
+                own = [int(a.assertion_id) for a in acts if a.action in OWN_ACTIONS]
+                if own and len(ctx.q(
+                        f"SELECT id FROM assertions WHERE id IN ({','.join('?' * len(own))})"
+                        " AND status IN ('active','plain') AND valid_to IS NULL",
+                        tuple(own))) == len(own):
+                    out.append(self.judging.apply(ctx, st, acts))
+            return out, ctx, self.ledger.bump(conn)
+
+        return self.ledger.submit_write(job).result()
+
+    def settle_judging(self, timeout: float | None = None) -> bool:
+        """Wait until every chat turn queued for the judge is judged (later.py)."""
+        return self.later.settle(timeout)
 
     def explain(self, text: str, source: str = "api", at: datetime | None = None,
                 space: str | None = None) -> IngestResult:
@@ -291,21 +333,22 @@ class Pipeline:
     def prepare(self, sentences: list[Sentence], source: str, *,
                 space: str = GLOBAL, label: str = "normal",
                 earlier: list[Statement] | None = None,
-                judge_budget: int | None = None) -> list[Statement]: ...
+                judge_budget: int | None = None, judge: bool = True) -> list[Statement]: ...
 
     @overload
     def prepare(self, sentences: list[Sentence], source: str,
                 extra: str, *, space: str = GLOBAL, label: str = "normal",
-                earlier: list[Statement] | None = None, judge_budget: int | None = None
-                ) -> tuple[list[Statement], np.ndarray]: ...
+                earlier: list[Statement] | None = None, judge_budget: int | None = None,
+                judge: bool = True) -> tuple[list[Statement], np.ndarray]: ...
 
     def prepare(self, sentences: list[Sentence], source: str,
                 extra: str | None = None, *, space: str = GLOBAL,
                 label: str = "normal", earlier: list[Statement] | None = None,
-                judge_budget: int | None = None) -> Any:
+                judge_budget: int | None = None, judge: bool = True) -> Any:
         """Hashing and embedding happen here, outside the writer's transaction.
 
         `extra` (a query) is embedded in the same batch; its vector is returned too.
+        `judge` False: no verdicts (the turn is judged later, after its write).
         """
         self.ledger.check_writable()  # a read-only or damaged ledger says so before embedding
         hashes = [text_hash(s[0]) for s in sentences]
@@ -318,14 +361,16 @@ class Pipeline:
         prepared = [Statement(s, h, exts, vecs.get(s), at, source, note,  # type: ignore[arg-type]
                               space, label)
                     for (s, at, exts, note), h in zip(sentences, hashes, strict=True)]
-        prepared = self.judging.prepare(prepared, earlier or [], judge_budget)
+        if judge:
+            prepared = self.judging.prepare(prepared, earlier or [], judge_budget)
         return prepared if extra is None else (prepared, vectors[-1])
 
-    def write(self, prepared: list[Statement]) -> list[list[IngestAction]]:
+    def write(self, prepared: list[Statement], judge: bool = True) -> list[list[IngestAction]]:
         """Apply statements in one transaction; one list of actions per statement."""
-        return self.submit(prepared).result()
+        return self.submit(prepared, judge).result()
 
-    def submit(self, prepared: list[Statement]) -> Future[list[list[IngestAction]]]:
+    def submit(self, prepared: list[Statement], judge: bool = True
+               ) -> Future[list[list[IngestAction]]]:
         vocab = self.vocabulary()
         ledger = self.ledger
         judge_name = self.judging.judge.name if self.judging.judge is not None else None
@@ -342,7 +387,8 @@ class Pipeline:
                 if st.vector is None and find_duplicate(ctx, st.text_hash) is None:
                     st = replace(st, vector=self.retriever.embedder.embed([st.sentence])[0])
                 acts = write_statement(ctx, st)
-                acts = self.judging.apply(ctx, st, acts)
+                if judge:
+                    acts = self.judging.apply(ctx, st, acts)
                 if PLACEHOLDER_MARK in st.sentence:  # a secret was replaced: flag its rows
                     flag_secret_rows(conn, (a.assertion_id for a in acts), ctx.now)
                 out.append(acts)
