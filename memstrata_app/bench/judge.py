@@ -24,7 +24,7 @@ import numpy as np
 
 from . import judge_corpus as jc
 
-THRESHOLDS = (0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95, 0.98)
+THRESHOLDS = (0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95, 0.96, 0.97, 0.98, 0.985, 0.99)
 
 
 def load_pairs_file(path: Path) -> list[jc.Pair]:
@@ -127,7 +127,7 @@ def text(r: dict[str, Any]) -> str:
               f"  {'t':>5} {'retired':>8} {'right':>6} {'wrong':>6} {'recall':>7}  wrong by kind"]
     for row in r["thresholds"]:
         kinds = ", ".join(f"{k} {n}" for k, n in row["wrong_by_kind"].items())
-        lines.append(f"  {row['threshold']:>5.2f} {row['retired']:>8} {row['right']:>6}"
+        lines.append(f"  {row['threshold']:>5.3f} {row['retired']:>8} {row['right']:>6}"
                      f" {row['wrong']:>6} {row['recall']:>7.3f}  {kinds}")
     s, a = r["settings"], r["at_settings"]
     lines += ["", f"at the settings (supersede {s['supersede']}, review {s['review']},"
@@ -145,7 +145,8 @@ def corpus_text(pairs: list[jc.Pair], raw: list[jc.Pair]) -> str:
     """The corpus by writer (labels, hard negatives), by kind and by domain."""
     hard = {"other_context", "other_attribute", "multi_value_add", "plan_or_hedge", "question",
             "stand_in", "partial", "value_in_passing", "negated_change", "same_value_elsewhere",
-            "other_subject", "after_rename", "other_fact_of_two"}
+            "other_subject", "after_rename", "other_fact_of_two", "correction_elsewhere",
+            "rollback_elsewhere"}
     lines = [f"{len(pairs)} pairs after review ({len(raw)} written; {len(raw) - len(pairs)}"
              f" dropped), {len({p.writer for p in pairs})} writers,"
              f" {len({p.domain for p in pairs})} domains; calibration writers:"

@@ -23,7 +23,7 @@ import numpy as np
 from ..engine.understand.judge import LABELS
 
 CORPUS_DIR = Path(__file__).resolve().parent / "data" / "judge"
-CALIBRATION_WRITERS = ("w03", "w09", "w14")
+CALIBRATION_WRITERS = ("w03", "w09", "w14", "w24")
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
 """The update judge's corpus: its size and spread as the judge issue asks, the calibration
-writers kept whole, and the development stories kept out."""
+writers kept whole, and the development stories and the blind sets kept out."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ from memstrata_app.bench.conversations import DATA
 
 HARD = {"other_context", "other_attribute", "multi_value_add", "plan_or_hedge", "question",
         "stand_in", "partial", "value_in_passing", "negated_change", "same_value_elsewhere",
-        "other_subject", "after_rename", "other_fact_of_two"}
+        "other_subject", "after_rename", "other_fact_of_two", "correction_elsewhere",
+        "rollback_elsewhere"}
 
 
 def test_the_corpus_is_large_varied_and_mostly_hard_negatives():
@@ -30,9 +31,10 @@ def test_calibration_writers_are_whole_and_out_of_training():
     assert not {p.writer for p in train} & set(jc.CALIBRATION_WRITERS)
 
 
-def test_no_development_story_line_is_in_the_corpus():
+def test_no_development_story_or_blind_line_is_in_the_corpus():
     story_lines = {line.split("\t", 1)[1].strip()
-                   for f in (DATA / "stories").glob("*.tsv")
+                   for folder in ("stories", "blind1", "blind2", "blind3", "blind4")
+                   for f in (DATA / folder).glob("*.tsv")
                    for line in f.read_text(encoding="utf-8").splitlines() if "\t" in line}
     story_lines = {s for s in story_lines if len(s) > 30}
     assert story_lines
