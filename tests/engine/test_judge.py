@@ -32,11 +32,11 @@ pytestmark = pytest.mark.skipif(builtin_judge() is None,
 T1 = datetime(2026, 11, 16, tzinfo=UTC)
 T2 = datetime(2026, 11, 25, tzinfo=UTC)
 T3 = datetime(2026, 11, 26, tzinfo=UTC)
-# The README pair reads P(updates) 0.968 with the shipped model, just under its retire
-# threshold (0.97: docs/JUDGE.md), so by default it goes to review. The tests of the retire
-# path retire at 0.95, below it; the shipped threshold's effect is measured by the
-# benchmarks, not asserted here.
-RETIRE_AT = 0.95
+# The README pair reads P(updates) 0.985 ± 0.001 depending on the CPU (int8 kernels differ
+# with and without VNNI; docs/JUDGE.md): at the shipped retire threshold itself. The tests of
+# the retire path retire at 0.98, below that wobble; the shipped threshold's effect is
+# measured by the benchmarks, not asserted here.
+RETIRE_AT = 0.98
 
 
 def retiring(eng: MemoryEngine) -> MemoryEngine:

@@ -26,21 +26,17 @@ T1 = datetime(2026, 11, 16, tzinfo=UTC)
 T2 = datetime(2026, 11, 25, tzinfo=UTC)
 
 # (older, newer, why the reading is not evidence)
-# (The model of 2026-12-01 read "Crash reporting switched from Crashlytics to Sentry …" as
-# updated beside anything, and the one-sided check stopped it beside "The Sentry DSN lives in
-# the app's remote config."; the model of 2026-12-03 reads that older line beside sentences
-# about nothing at under 0.2, so the check no longer fires there — the pair itself reads
-# 0.92, under review. No one-sided case of this model is known to the tests yet.)
-SENTRY_OLD = ("Crash reporting switched from Crashlytics to Sentry last sprint, and the"
-              " Crashlytics dependency is removed.")
-SENTRY_NEW = "The Sentry DSN lives in the app's remote config."
 CASES = [
+    ("Crash reporting switched from Crashlytics to Sentry last sprint, and the Crashlytics"
+     " dependency is removed.", "The Sentry DSN lives in the app's remote config.", "one-sided"),
     ("the queue moved from rabbitmq to nats, rabbitmq box is gone",
      "the nats cluster runs 3 nodes in eu-west-1", "unrelated"),
 ]
 OFF = {"relate": 0.0, "one_sided": 1.0}
-# the shipped model reads these pairs 0.82-0.92, under its review threshold (0.935): the tests
-# review from 0.8, so that without the checks the reading would act
+# the model reads these pairs as updates, some of them near its review threshold and a few
+# hundredths apart from one CPU to another (int8 kernels with and without VNNI: 0.84 against
+# 0.92+ for the rabbitmq pair): the tests review from 0.8, so that without the checks each
+# reading acts on every CPU
 REVIEW_AT = 0.8
 
 
@@ -100,7 +96,9 @@ def test_rejudge_proposes_only_readings_from_the_pair(tmp_path, local_embedder) 
         found = {(p.older_text, p.newer_text) for p in eng.rejudge()}
         assert ("The Dockerfile uses python 3.11.", "bumped the Dockerfile to python 3.12") \
             in found
-        assert (old, new) not in found  # (rejudge's candidates are nearer than these two)
+        assert (old, new) not in found
+        eng.judge_thresholds = replace(eng.judge_thresholds, **OFF)
+        assert (old, new) in {(p.older_text, p.newer_text) for p in eng.rejudge()}
 
 
 def test_the_checks_are_settings(tmp_path, engine) -> None:
@@ -118,7 +116,7 @@ def test_a_full_cache_forgets_and_reads_again(engine, monkeypatch, caplog) -> No
 
     monkeypatch.setattr(candidates, "_CACHE", 3)
     engine.judge_floor = 0.0
-    old, new = SENTRY_OLD, SENTRY_NEW
+    old, new, _ = CASES[0]
     engine.ingest(old, at=T1)
     engine.ingest("The Dockerfile uses python 3.11.", at=T1)
     for i, line in enumerate([new, "bumped the Dockerfile to python 3.12",
@@ -135,7 +133,7 @@ def test_a_late_statement_is_checked_against_both_sides(engine, caplog) -> None:
 
     retiring(engine)  # (the later pair reads at the shipped threshold itself)
     engine.judge_floor = 0.0
-    old, new = SENTRY_OLD, SENTRY_NEW
+    old, new, _ = CASES[0]
     engine.ingest(old, at=T1)
     engine.ingest("The Sentry DSN moved from remote config to the app's secrets file.", at=T2)
     res = engine.ingest(new, at=datetime(2026, 11, 20, tzinfo=UTC))  # between the two

@@ -20,7 +20,7 @@ pytestmark = pytest.mark.skipif(builtin_judge() is None,
 OLD = "The Dockerfile uses python 3.11."
 NEW = "bumped the Dockerfile to python 3.12"
 T1 = datetime(2026, 11, 16, tzinfo=UTC)
-RETIRE_AT = 0.95  # below the README pair's 0.968 (test_judge.py)
+RETIRE_AT = 0.98  # below the pair's CPU wobble around the shipped 0.985 (test_judge.py)
 
 
 def opened(path: Path, embedder) -> MemoryEngine:

@@ -247,7 +247,7 @@ def test_a_turn_is_judged_after_its_request_went_upstream(
 
     if builtin_judge() is None:
         pytest.skip("the update judge is not installed")
-    engine.judge_thresholds = replace(engine.judge_thresholds, supersede=0.95)
+    engine.judge_thresholds = replace(engine.judge_thresholds, supersede=0.98)
     old = engine.ingest("The Dockerfile uses python 3.11.").actions[0].assertion_id
     ollama_client.chat(model="standin-chat", messages=[
         {"role": "user", "content": "bumped the Dockerfile to python 3.12"}])
