@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -125,12 +123,6 @@ def add_rejudge(sub: Any, spaced: argparse.ArgumentParser) -> None:
     s.add_argument("--json", action="store_true", help="machine-readable output")
 
 
-def _quietly(fn: Any) -> None:
-    """Run `fn`; a failure is the foreground's to report (it loads the same thing again)."""
-    with contextlib.suppress(Exception):
-        fn()
-
-
 def cmd_ingest(args: argparse.Namespace) -> int:
     if args.git_log is not None:
         return ingest_git_log(args)
@@ -171,9 +163,6 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         print_understood(res, text, old_values=olds, judged=args.each)
         return 0
     with open_engine(args) as eng:
-        # the models load beside the parser (a cold ingest's largest costs, docs/PERFORMANCE.md)
-        threading.Thread(target=_quietly, args=(eng.warm_models,), daemon=True,
-                         name="memstrata-warm-models").start()
         res = eng.ingest(text, source=args.source or "cli", at=at, space=space,
                          label=args.label)
         olds = {} if args.json else understood().retired_values(eng, [res])

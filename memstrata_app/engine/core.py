@@ -210,16 +210,6 @@ class MemoryEngine:
         if secrets:
             self.warm_secrets()
 
-    def warm_models(self) -> None:
-        """Load the embedding model and the update judge now (call from a background thread
-        while the main one parses: their ONNX sessions load outside the interpreter lock)."""
-        load = getattr(self.embedder, "load", None)
-        if callable(load):
-            load()
-        judge = self.understanding.judging.judge
-        if callable(getattr(judge, "load", None)):
-            judge.load()  # type: ignore[union-attr]
-
     def warm_secrets(self) -> None:
         """Load the secrets rule set (detect-secrets and the patterns: ~0.25 s) now."""
         from .governance.secrets import redact
