@@ -261,3 +261,15 @@ def test_a_false_retirement_fails_the_verdict_and_shows_in_the_report() -> None:
     assert "| family | items | probes |" in conversations_report.markdown(
         conv_res, lambda rows: "| " + " | ".join(rows[0]) + " |\n")
     assert "FALSE RETIREMENT port-1" in conversations_report.text(conv_res, verbose=True)
+
+
+def test_no_development_story_line_is_in_the_item_sets() -> None:
+    # the development stories stay their own set: no line of theirs in another data file
+    lines = {ln.split("\t", 1)[1].strip()
+             for f in (conv.DATA / "stories").glob("*.tsv")
+             for ln in f.read_text(encoding="utf-8").splitlines() if "\t" in ln}
+    lines = {s for s in lines if len(s) > 20}
+    assert lines
+    for name in conv.ITEM_SETS:
+        text = (conv.DATA / "conversations" / f"{name}.json").read_text(encoding="utf-8")
+        assert not [s for s in lines if s in text], name
