@@ -143,10 +143,7 @@ def text(r: dict[str, Any]) -> str:
 
 def corpus_text(pairs: list[jc.Pair], raw: list[jc.Pair]) -> str:
     """The corpus by writer (labels, hard negatives), by kind and by domain."""
-    hard = {"other_context", "other_attribute", "multi_value_add", "plan_or_hedge", "question",
-            "stand_in", "partial", "value_in_passing", "negated_change", "same_value_elsewhere",
-            "other_subject", "after_rename", "other_fact_of_two", "correction_elsewhere",
-            "rollback_elsewhere"}
+    hard = jc.HARD_KINDS
     lines = [f"{len(pairs)} pairs after review ({len(raw)} written; {len(raw) - len(pairs)}"
              f" dropped), {len({p.writer for p in pairs})} writers,"
              f" {len({p.domain for p in pairs})} domains; calibration writers:"

@@ -24,6 +24,12 @@ from ..engine.understand.judge import LABELS
 
 CORPUS_DIR = Path(__file__).resolve().parent / "data" / "judge"
 CALIBRATION_WRITERS = ("w03", "w09", "w14", "w24")
+# the hard negatives' kinds: pairs that look like a change of the older line and are not
+HARD_KINDS = frozenset({
+    "other_context", "other_attribute", "multi_value_add", "plan_or_hedge", "question",
+    "stand_in", "partial", "value_in_passing", "negated_change", "same_value_elsewhere",
+    "other_subject", "after_rename", "other_fact_of_two", "correction_elsewhere",
+    "rollback_elsewhere"})
 
 
 @dataclass(frozen=True)

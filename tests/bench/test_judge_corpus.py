@@ -8,10 +8,7 @@ from collections import Counter
 from memstrata_app.bench import judge_corpus as jc
 from memstrata_app.bench.conversations import DATA
 
-HARD = {"other_context", "other_attribute", "multi_value_add", "plan_or_hedge", "question",
-        "stand_in", "partial", "value_in_passing", "negated_change", "same_value_elsewhere",
-        "other_subject", "after_rename", "other_fact_of_two", "correction_elsewhere",
-        "rollback_elsewhere"}
+HARD = jc.HARD_KINDS
 
 
 def test_the_corpus_is_large_varied_and_mostly_hard_negatives():

@@ -13,8 +13,7 @@ hold for review, veto a rule), in a writer job of their own.
 Until a turn is judged, what the judge will retire is still current, and that one request's
 injected block may quote it beside the turn's own sentence: the block then marks the lines the
 latest message stated and says that they are newer than the rest (proxy/injection.py). A
-statement
-that something else replaced before its judging ran is not judged. `settle(timeout)` waits
+statement that something else replaced before its judging ran is not judged. `settle(timeout)` waits
 for every queued turn (closing the engine does, so a turn written is a turn judged).
 """
 

@@ -273,11 +273,13 @@ class Pipeline:
         """A turn the rules wrote, judged now (later.py): its verdicts, as `submit` applies
         them. A statement whose own rows were closed since (a newer turn replaced it) is
         left as it is."""
+        if self.judging.judge is None:  # switched off since: the rules' reading stands
+            return []
         judged = self.judging.prepare(list(prepared), [], TURN_JUDGE_PAIRS, now=written_at,
                                       written=True)
         todo = [(st, acts) for st, acts in zip(judged, per_statement, strict=True)
                 if st.judged or any(a.retired for a in acts)]
-        if not todo or self.judging.judge is None:
+        if not todo:
             return []
         vocab = self.vocabulary()
 
