@@ -12,6 +12,6 @@ if __name__ == "__main__":
     # tokenizers); without it a spawned child would run the whole app again.
     multiprocessing.freeze_support()
 
-    from memstrata_app.cli import main
+    from memstrata_app.launch import main
 
     sys.exit(main())

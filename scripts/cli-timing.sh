@@ -38,6 +38,7 @@ rm -rf "$fp32_home"
 echo "query, fp32-space ledger (ONNX fp32 graph)   $q_onnx s"
 echo "query, fp32-space ledger, through torch      $q_torch s  (ONNX: ×$(echo "scale=3; $q_onnx / $q_torch" | bc | sed "s/^\./0./"))"
 echo "ingest, no endpoint (cold: parser, judge)    $(median5 $M ingest 'The auth service timeout is 30 seconds.') s"
+echo "the same, regex programs compiled anew       $(median5 env MEMSTRATA_REGEX_CACHE=0 $M ingest 'The auth service timeout is 30 seconds.') s"
 echo "stats (no model)                             $(median5 $M stats) s"
 echo "history, loose words (no model)              $(median5 $M history auth port) s"
 # the same on a ledger that embeds with the static model (no torch)
