@@ -120,6 +120,20 @@ def test_change_with_old_value_finds_the_key_through_the_value(engine):
     assert "value reference" in act.reason or "own key" in act.reason
 
 
+def test_an_old_value_said_without_its_unit_finds_the_key(engine):
+    # "from 14 to 30 days": the old value's unit is left to the new one's; the stored
+    # "14 days" is normalized to "14d", which the value reference still finds
+    first = engine.ingest("The appeal window for bans is 14 days.", at=day(0)).actions[0]
+    other = engine.ingest("The retention of ban logs is 140 days.", at=day(0)).actions[0]
+    res = engine.ingest("legal extended the ban appeal window from 14 to 30 days for EU "
+                        "players and we decided to just do it globally", at=day(1))
+    act = res.actions[0]
+    assert act.action is Action.SUPERSEDED and act.retired == (first.assertion_id,)
+    assert "value reference" in act.reason
+    assert other.assertion_id not in act.retired
+    assert "The retention of ban logs is 140 days." in active_texts(engine)
+
+
 def test_value_reference_without_an_attribute_word(engine):
     engine.ingest("our python tests run under nose", at=day(0))
     res = engine.ingest("we went from nose to pytest last sprint", at=day(1))

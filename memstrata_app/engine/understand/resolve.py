@@ -121,11 +121,13 @@ def _rows_holding(q: Query, value: str, *, active: bool, space: str) -> list[tup
     out = []
     status = "status='active'" if active else "status IN ('active','superseded')"
     for p in probes:
+        # every value that starts with the probe: "14" finds "14 days" and "14d" (a
+        # duration's normal form); same_value below keeps only the same value ("140" goes)
         out += q(
             "SELECT id, subject, subject_norm, relation, relation_norm, object_norm,"
             f" COALESCE(context, '') FROM assertions WHERE {status} AND key IS NOT NULL"
-            " AND (object_norm = ? OR (object_norm > ? AND object_norm < ?)) AND +space=?",
-            (p, p + " ", p + " ~", space))
+            " AND object_norm >= ? AND object_norm < ? AND +space=?",
+            (p, p + "~", space))
     seen: set[int] = set()
     uniq = []
     for r in out:
