@@ -81,6 +81,14 @@ if [ "$(uname -s)" = Linux ] && command -v strip >/dev/null; then
   find "$out" -name '*.so*' -type f -not -path '*.libs/*' -exec strip --strip-debug {} +
   echo "==> stripped debug symbols: ${before} MB -> $(du -sm "$out" | cut -f1) MB"
 fi
+# Qt's ICU data library (31 MiB) cut to the collation, time-zone and core tables Qt reads
+# (packaging/slim_icu.py says what goes and why; needs icupkg from Debian's icu-devtools)
+if [ "$(uname -s)" = Linux ]; then
+  icu_dir=$(dirname "$(find "$out" -name 'libicudata.so.*' -print -quit)")
+  if [ "$icu_dir" != . ]; then
+    "$vpy" "$ROOT/packaging/slim_icu.py" "$icu_dir"
+  fi
+fi
 if find "$out" -path '*torch*' -print -quit | grep -q .; then
   echo "the bundle carries torch files: check packaging/memstrata.spec's excludes" >&2
   exit 1
