@@ -92,10 +92,15 @@ def details(a: Any, *, dry_run: bool = False,
     reason = (a.reason or "").strip() or _DEFAULT_REASON.get(action_word(a), "")
     if a.retired:
         ids = []
+        parts = {int(j.assertion_id) for j in getattr(a, "judged", ())
+                 if j.decision == "superseded (part)"}
         for r in a.retired:
             old = (old_values or {}).get(int(r))
             said = old and old != a.object and f"#{int(r)} held" not in reason
-            ids.append(f"#{int(r)} ({old})" if said else f"#{int(r)}")
+            if int(r) in parts:  # its keyed value need not be the part that changed
+                ids.append(f"#{int(r)} (in part)")
+            else:
+                ids.append(f"#{int(r)} ({old})" if said else f"#{int(r)}")
         out.append(("would retire " if dry_run else "retired ") + ", ".join(ids))
     if reason:
         out.append(reason)

@@ -31,6 +31,10 @@ def test_a_sentence_divides_at_its_joins_and_never_inside_code_quotes_or_bracket
         "tempo is the trace backend", "7d retention"]
     assert parts("`minSdkVersion 23` `targetSdkVersion 35`") == [
         "`minSdkVersion 23`", "`targetSdkVersion 35`"]
+    # a number after a list of dates or numbers that names a thing ("8-player") starts a part
+    assert parts("Zombie Rush: Nov 10–17, 8-player lobbies, 40 zombies per wave.") == [
+        "Zombie Rush: Nov 10–17", "8-player lobbies", "40 zombies per wave"]
+    assert parts("open ports: 8080, 8081, 8082") == ["open ports: 8080, 8081, 8082"]
     for whole in ("The Dockerfile uses python 3.11.", "set `a, b and c` in the config file",
                   'the banner says "closed, and gone" on every page',
                   "the flags (alpha, beta and gamma) stay on", "replicas 1, 2, 3"):
@@ -218,3 +222,35 @@ def test_a_rule_retirement_of_a_one_fact_sentence_is_whole(engine):
     res = engine.ingest("we dropped Tempo, traces go to Jaeger now", at=T2)
     assert [int(r) for a in res.actions for r in a.retired] == [int(old.assertion_id)]
     assert not [h for h in engine.retrieve("where do traces go?", k=10) if ELLIPSIS in h.text]
+
+
+@judged
+def test_a_changed_part_never_takes_the_other_parts_along_and_a_reasons_number_is_no_fact(engine):
+    old = "Zombie Rush: Nov 10–17, 8-player lobbies, 40 zombies per wave."
+    engine.ingest(old, at=T1)
+    res = engine.ingest("zombie rush lobbies go up to 10 players, the horde scaling handles it "
+                        "fine and queues were slow with 8.", at=T2)
+    [cand] = [j for a in res.actions for j in a.judged if j.text == old]
+    assert cand.decision in ("superseded (part)", "review")
+    # the dates and the wave size stay current (the dates were once retired with the
+    # lobbies, as one part: "Nov 10–17, 8-player" read as a list of numbers)
+    current = [a.text for a in engine.list_assertions(limit=50)
+               if a.status in (Status.ACTIVE, Status.PLAIN) and a.valid_to is None]
+    assert any("Nov 10–17" in t and "40 zombies per wave" in t for t in current), current
+    # "queues were slow with 8" is why the lobbies grew, not a current fact of its own
+    assert [a.object for a in res.actions if a.object] == ["10 players"]
+
+
+def test_a_part_retirement_is_named_as_a_part_not_by_the_old_rows_keyed_value():
+    from memstrata_app.engine.types import Action, AssertionId, IngestAction, JudgedCandidate
+    from memstrata_app.understood import details
+
+    def act(decision: str) -> IngestAction:
+        return IngestAction(Action.SUPERSEDED, AssertionId(2), "lobbies go up to 10 players",
+                            subject="lobbies", relation="value", object="10 players",
+                            retired=(AssertionId(1),), method="judge:m",
+                            judged=(JudgedCandidate(AssertionId(1), "…", 0.99, 0.0, 0.01,
+                                                    decision),))
+    # the old row was keyed on its last value (40 zombies), not on the lobbies that changed
+    assert details(act("superseded (part)"), old_values={1: "40"})[0] == "retired #1 (in part)"
+    assert details(act("superseded"), old_values={1: "8"})[0] == "retired #1 (8)"

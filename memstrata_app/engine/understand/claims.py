@@ -96,7 +96,7 @@ def _claims(sentence: str, u: Utterance, doc: Any, at: datetime) -> list[Extract
         ctx = ctx.merged(inherited) if not ctx.parts else ctx
         if ctx.parts:
             inherited = Context(ctx.parts)
-        for ex in _one_claim(text, doc, at):
+        for ex in _one_claim(text, doc, at, past=_past_state(u.core, part, doc)):
             if holds_long_token(ex):
                 continue  # its key or value would be a pasted blob, not a value
             fin = _finish(ex, sentence, ctx, text)
@@ -123,7 +123,26 @@ _HANDED_ROLE = re.compile(
     rf"(?P<role>{_ROLE_WORDS})\s+(?:over\s+)?to\s+(?P<who>@?[A-Z][\w\-]*)$")
 
 
-def _one_claim(text: str, doc: Any, at: datetime) -> list[Extraction]:
+def _past_state(core: str, part: str, doc: Any) -> bool:
+    """Whether a clause of the sentence states only how something was ("queues were slow
+    with 8", "the old limit was 100"): its finite verbs are all "was" or "were", with no
+    participle after them (not "was set to", "were moved to": changes) and no "now". A
+    past-tense action ("bumped it to 30") is not one: what it did is often current."""
+    if doc is None or doc.text != core:
+        return False
+    a = core.find(part)
+    if a < 0:  # a clause rewritten with the first clause's verb
+        return False
+    toks = [t for t in doc if a <= t.idx < a + len(part)]
+    finite = [t for t in toks if t.tag_ in ("VBD", "VBZ", "VBP", "MD")]
+    return (bool(finite) and all(t.lower_ in ("was", "were") for t in finite)
+            and not any(t.tag_ == "VBN" or t.lower_ == "now" for t in toks))
+
+
+def _one_claim(text: str, doc: Any, at: datetime, *, past: bool = False) -> list[Extraction]:
+    """The claims of one clause. `past`: the clause speaks only of the past, so no value
+    slot is read from it as a current fact (a number in a reason, a state it had before);
+    the rules and change statements still read it ("moved the API to 8080")."""
     if not text or len(text) < 3:
         return []
     m = _PERSON_IS_ROLE.match(text) or _HANDED_ROLE.match(text)
@@ -139,7 +158,7 @@ def _one_claim(text: str, doc: Any, at: datetime) -> list[Extraction]:
     exts = extract(text, at)
     if exts:
         return exts
-    return frame_extraction(text)
+    return [] if past else frame_extraction(text)
 
 
 # "to port 8080", "to version 2.1": an attribute word said with the new value

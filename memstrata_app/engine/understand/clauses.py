@@ -28,6 +28,7 @@ _BREAK = re.compile(r"(?<!\s)\s*;\s+|(?<!\s)\s+[—–-]+\s+|,\s+|(?<=`)\s+(?=`)
                     r"|(?<!\s)\s+(?:and|but|while|whereas|plus)\s+", re.IGNORECASE)
 _OPEN, _CLOSE = "([{", ")]}"
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
+_LISTED_NUMBER = re.compile(r"\d[\d.]*(?![\w-])")  # "2" of "1, 2", not "8-player"
 
 
 def _protected(text: str) -> list[bool]:
@@ -59,8 +60,8 @@ def part_spans(text: str) -> list[tuple[int, int]]:
         if any(prot[m.start():m.end()]):
             continue
         if m.group(0).lstrip().startswith(",") and m.start() > 0 and text[m.start() - 1].isdigit() \
-                and m.end() < len(text) and text[m.end()].isdigit():
-            continue  # "1, 2" inside a number list
+                and _LISTED_NUMBER.match(text, m.end()):
+            continue  # "1, 2" inside a number list (not "Nov 10–17, 8-player lobbies")
         cuts.append((m.start(), m.end()))
     spans: list[tuple[int, int]] = []
     start = 0
