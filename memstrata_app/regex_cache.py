@@ -102,7 +102,7 @@ def install(path: Path | None = None) -> None:
         return
     target = path or cache_file()
     entries = _load(target)
-    known = len(entries)
+    changed = [False]  # a program added (or a damaged one replaced): write the file at exit
     original = _compiler.compile
     debug = re.DEBUG.value
 
@@ -129,12 +129,14 @@ def install(path: Path | None = None) -> None:
         with _lock:
             if len(entries) < MAX_ENTRIES:
                 entries[key] = args
+                changed[0] = True
         return compiled
 
     def save() -> None:
         with _lock:
-            if len(entries) != known:
+            if changed[0]:
                 _save(target, dict(entries))
+                changed[0] = False
 
     _compiler.compile = compile_cached
     atexit.register(save)

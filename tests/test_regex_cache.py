@@ -118,6 +118,8 @@ def test_a_damaged_program_is_compiled_again(cache: Path) -> None:
     cache.write_bytes(marshal.dumps((header, entries)))
     regex_cache.install(cache)
     _same(_fresh(p, f), expected)
+    regex_cache.uninstall()  # and the file holds the whole program again
+    assert marshal.loads(cache.read_bytes())[1][key][1] == code
 
 
 def test_the_memstrata_command_fills_and_reuses_the_file(tmp_path: Path) -> None:
