@@ -316,3 +316,35 @@ def test_a_version_is_not_the_port_it_resembles(engine):
     act = engine.ingest("bumped the API to version 2.1", at=day(1)).actions[0]
     assert (act.action, act.relation, act.object) == (Action.NOVEL, "version", "2.1")
     assert "The API port is 3000." in active_texts(engine)
+
+
+@pytest.mark.parametrize(("sentence", "kind"), [
+    # the wh-word opens a clause of a statement (the parse: an adverbial clause or the
+    # clausal subject of the main verb, the main clause not inverted)
+    ("What I did was fix the bug where the tag set grew to 300MB", "statement"),
+    ("When the build fails, CI retries twice", "statement"),
+    ("whenever the queue backs up we scale to 8 workers", "statement"),
+    ("where we keep the logs is /var/log", "statement"),
+    ("who owns billing alerts now is the payments team, not platform", "statement"),
+    ("why ci is red: the `e2e-chrome` runner ran out of disk again", "statement"),
+    # questions typed without a question mark
+    ("what do you think the timeout should be", "question"),
+    ("which version do we use for the Dockerfile", "question"),
+    ("how long do we keep logs", "question"),
+    ("When it fails, does CI retry", "question"),
+    ("when is the next deploy", "question"),
+    ("how do i rerun just the failed jobs in the gh actions workflow", "question"),
+    ('when you say "the old cluster" do you mean gke-1 or the on-prem one', "question"),
+])
+def test_a_wh_word_without_a_question_mark(sentence, kind):
+    (reading,) = read([sentence], T0)
+    assert reading.kind == kind, reading.reason
+
+
+def test_a_statement_led_by_when_is_stored_and_keyed(engine):
+    res = engine.ingest("when we deploy, the timeout is 30s", at=day(0))
+    assert not res.skipped
+    (act,) = res.actions
+    assert act.action is Action.NOVEL
+    res = engine.ingest("the timeout is 45s now", at=day(1))
+    assert res.actions[0].retired == (act.assertion_id,)

@@ -18,7 +18,16 @@ from ..types import Extraction
 from .bounds import TOO_LONG, bounded, holds_long_token
 from .changes import Change, find_change
 from .context import COMPONENT_HEAD, THE_ONE_WORD, Context, component_label, find_context
-from .discourse import COMMIT_LIKE, HEDGE, NEGATED_PAST, PLAN, Utterance, classify
+from .discourse import (
+    COMMIT_LIKE,
+    HEDGE,
+    NEGATED_PAST,
+    NO_MARK,
+    PLAN,
+    WH_START,
+    Utterance,
+    classify,
+)
 from .extract import extract
 from .normalize import normalize_entity, strip_wrapping
 from .normalize_values import VERSION_RE, split_key
@@ -58,9 +67,20 @@ def read(sentences: Sequence[str], at: datetime | Sequence[datetime], *,
     texts = [bounded(s) for s in sentences]
     utts = [classify(t, commit=commit) if t is not None else _unread(s)
             for s, t in zip(sentences, texts, strict=True)]
+    # a wh-word without a question mark leads a question, unless the parse shows it opening
+    # a clause of a statement: those are read again as statements, their parse kept
+    wh = [i for i, (u, t) in enumerate(zip(utts, texts, strict=True))
+          if u.reason == NO_MARK and t is not None and WH_START.match(u.core)]
+    docs = dict(zip(wh, parse_many([utts[i].core for i in wh]), strict=True))
+    for i in wh:
+        if _wh_opens_clause(docs[i]):
+            u = classify(texts[i] or "", commit=commit, wh_clause=True)
+            if u.core != utts[i].core:
+                del docs[i]
+            utts[i] = u
     todo = [i for i, (u, t) in enumerate(zip(utts, texts, strict=True))
-            if u.kind == "statement" and u.core and t is not None]
-    docs = dict(zip(todo, parse_many([utts[i].core for i in todo]), strict=True))
+            if u.kind == "statement" and u.core and t is not None and i not in docs]
+    docs.update(zip(todo, parse_many([utts[i].core for i in todo]), strict=True))
     out = []
     for i, (s, u) in enumerate(zip(sentences, utts, strict=True)):
         if texts[i] is None:
@@ -361,6 +381,39 @@ def _verb_word(doc: Any, a: int, b: int) -> str | None:
         if a <= t.idx < b and (t.tag_ in ("VBZ", "VBP", "VBD") or t.lower_ in ("is", "are")):
             return t.text
     return None
+
+
+def _wh_opens_clause(doc: Any) -> bool:
+    """The sentence's leading wh-word belongs to a clause inside a statement: the clause
+    comes before the verb it depends on, as its subject ("What I did was fix the bug",
+    "who owns billing now is the payments team"), an adverbial clause ("When the build
+    fails, CI retries twice") or a clause it governs ("why ci is red: the runner ran out of
+    disk"), and that verb's clause puts no auxiliary before its subject ("When it fails,
+    does CI retry", "when you say X do you mean Y": questions). A wh-word that belongs to
+    the main clause ("what do you think the timeout should be") asks."""
+    toks = [t for t in doc if not t.is_punct and not t.is_space]
+    if not toks:
+        return False
+    verb = toks[0]  # (spaCy makes a new Token on each access: compare positions)
+    while verb.tag_ not in VERB_TAGS and verb.head.i != verb.i:
+        verb = verb.head
+    gov = verb.head
+    if (gov.i == verb.i or verb.i > gov.i or verb.tag_ not in VERB_TAGS
+            or verb.dep_ not in ("advcl", "csubj", "csubjpass", "ccomp")):
+        return False
+    if _inverted(verb):
+        return False  # "how do i rerun …": a clause of a statement is never inverted
+    if verb.dep_ in ("csubj", "csubjpass"):
+        return True  # the clause is the subject, before its verb: "what we use is X"
+    return not _inverted(gov)
+
+
+def _inverted(verb: Any) -> bool:
+    """The verb's clause puts the verb or an auxiliary before its subject ("does CI
+    retry", "is the port still 8080"): the order of a question."""
+    subjects = [c.i for c in verb.children if c.dep_ in ("nsubj", "nsubjpass", "expl")]
+    return bool(subjects) and (verb.i < subjects[0] or any(
+        c.dep_ in ("aux", "auxpass") and c.i < subjects[0] for c in verb.children))
 
 
 def _imperative(doc: Any) -> bool:

@@ -205,8 +205,14 @@ def strip_reason(text: str) -> str:
     return text
 
 
-def classify(sentence: str, *, commit: bool = False) -> Utterance:
-    """Kind of utterance. `commit`: the text is a commit subject (always a statement)."""
+NO_MARK = "a question (no question mark)"
+WH_START = re.compile(r"^(?:what|which|who|whom|whose|where|when|why|how)\b", _I)
+
+
+def classify(sentence: str, *, commit: bool = False, wh_clause: bool = False) -> Utterance:
+    """Kind of utterance. `commit`: the text is a commit subject (always a statement).
+    `wh_clause`: its parse shows the leading wh-word opening a clause inside a statement
+    ("When the build fails, CI retries", "What I did was …"; claims.py), so no question."""
     subject = commit_subject(sentence.replace("➡", "→"))
     if subject is not None or commit:
         core = (subject if subject is not None else sentence).strip().rstrip(" .!;,")
@@ -217,8 +223,9 @@ def classify(sentence: str, *, commit: bool = False) -> Utterance:
         return Utterance("request", core, "a request to the assistant, not a statement")
     if raw.rstrip(" \"')]").endswith("?") or raw.rstrip().endswith("?!"):
         return Utterance("question", core, "a question, not a statement")
-    if QUESTION_START.match(core) and _inverted(core):
-        return Utterance("question", core, "a question (no question mark)")
+    if QUESTION_START.match(core) and _inverted(core) and not (
+            wh_clause and WH_START.match(core)):
+        return Utterance("question", core, NO_MARK)
     head = _REASON.split(strip_wrappers(raw))[0] if _REASON.search(raw) else core
     head = _FIRST_CLAUSE.split(head)[0]
     if HEDGE.search(head):
