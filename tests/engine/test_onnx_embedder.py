@@ -25,7 +25,12 @@ from memstrata_app.engine.retrieve.embedders import (
     resolve_embedder,
     shared_local_embedder,
 )
-from memstrata_app.engine.retrieve.onnx_embedder import INT8_FILE, OnnxEmbedder, onnx_model_dir
+from memstrata_app.engine.retrieve.onnx_embedder import (
+    INT8_FILE,
+    LOCAL_FILES,
+    OnnxEmbedder,
+    onnx_model_dir,
+)
 
 needs_torch = pytest.mark.skipif(importlib.util.find_spec("sentence_transformers") is None,
                                  reason="the torch reference is not installed")
@@ -149,3 +154,19 @@ def test_a_damaged_model_says_so(tmp_path: Path) -> None:
     (folder / "model.onnx").write_bytes(b"not a graph")
     with pytest.raises(EngineError, match=r"readable model\.onnx"):
         OnnxEmbedder(folder).embed(["x"])
+
+
+@pytest.mark.parametrize("space", [LOCAL_INT8_NAME, LOCAL_NAME])
+def test_runs_at_once_give_the_same_bits_as_one_at_a_time(space: str) -> None:
+    """run_each: one session, several runs at once (the default on a machine of 2 cores), or
+    on several intra-op threads: each vector is the same bits as one run at a time."""
+    file = LOCAL_FILES[space]
+    texts = _texts(60, 6, "statement") + EDGES
+    one = OnnxEmbedder(model_file=file, name=space, runs=1, threads=1).embed(texts)
+    many = OnnxEmbedder(model_file=file, name=space, runs=3, threads=1)
+    assert many.runs == 3
+    assert np.array_equal(many.embed(texts), one)
+    single = OnnxEmbedder(model_file=file, name=space, runs=1, threads=1).embed(texts[:1])
+    assert np.array_equal(many.embed(texts[:1]), single)  # (fp32 pads a batch of 32)
+    two_threads = OnnxEmbedder(model_file=file, name=space, runs=1, threads=2)
+    assert np.array_equal(two_threads.embed(texts), one)
