@@ -348,3 +348,14 @@ def test_a_statement_led_by_when_is_stored_and_keyed(engine):
     assert act.action is Action.NOVEL
     res = engine.ingest("the timeout is 45s now", at=day(1))
     assert res.actions[0].retired == (act.assertion_id,)
+
+
+def test_a_word_that_only_counts_or_points_is_no_subject(engine):
+    # "every" read as a name gave "every · version = 5h", a key any schedule shares (here
+    # only the word "backup", read as a context, kept the two apart)
+    first = engine.ingest("the token refresh keeps running every 5h", at=day(0)).actions[0]
+    second = engine.ingest("the backup job runs every 6h", at=day(1)).actions[0]
+    assert second.retired == ()
+    assert engine.get(first.assertion_id).status is Status.PLAIN
+    (reading,) = read(["the worker is using some 300MB"], T0)
+    assert reading.extractions == ()

@@ -30,7 +30,7 @@ from .discourse import (
 )
 from .extract import extract
 from .normalize import normalize_entity, strip_wrapping
-from .normalize_values import VERSION_RE, split_key
+from .normalize_values import FUNCTION_WORDS, VERSION_RE, split_key
 from .parse import VERB_TAGS, parse_many
 from .rules.common import NAME_VER
 from .rules.ports import PORT_VALUE
@@ -119,6 +119,8 @@ def _claims(sentence: str, u: Utterance, doc: Any, at: datetime) -> list[Extract
         for ex in _one_claim(text, doc, at, past=_past_state(u.core, part, doc)):
             if holds_long_token(ex):
                 continue  # its key or value would be a pasted blob, not a value
+            if ex.subject.strip().lower() in FUNCTION_WORDS:
+                continue  # "runs every 6h" names nothing: keyed, it would retire "every 5h"
             fin = _finish(ex, sentence, ctx, text)
             out.append(replace(fin, broad=True) if ctx.broad and not fin.context else fin)
     seen: set[tuple[str, str, str, str]] = set()

@@ -42,6 +42,16 @@ PRONOUNS = frozenset(
         "what", "who", "everything", "something", "nothing", "one", "these", "those", "we", "us"
     ]
 )
+# words that only point at or count a thing: alone, never the name of one ("keeps running
+# every 5h", "the worker is using some 300MB", "upgraded everything to the 2.0")
+FUNCTION_WORDS = PRONOUNS | frozenset(
+    [
+        "the", "a", "an", "every", "each", "all", "any", "some", "another", "other", "no",
+        "both", "either", "neither", "few", "many", "much", "several", "most", "least",
+        "such", "per", "about", "around", "roughly", "approximately", "only", "just", "also",
+        "its", "our", "their", "my", "your", "his", "her",
+    ]
+)
 PROJECT_ALIASES = frozenset(
     ("we", "us", "stack", "our stack", "the stack", "project", "the project", "this project",
      "our project", "codebase", "the codebase", "our codebase", "repo", "the repo", "our repo",
