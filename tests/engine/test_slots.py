@@ -67,3 +67,17 @@ def test_requests_are_not_stored_but_facts_in_the_same_turn_are(engine):
     res = engine.ingest("The auth service port is 9090. Please update the client config.")
     assert [a.action for a in res.actions] == [Action.NOVEL]
     assert engine.count_assertions() == 1
+
+
+@pytest.mark.parametrize(("sentence", "value"), [
+    # an aside that is a sentence of its own gives a reason: its numbers are no value
+    ("I rolled back the rasterio upgrade in the processing image (1.4 beta had a bug with "
+     "masked reads)", None),
+    ("the job runs every 5 minutes (it used to run every 15 minutes before the migration)",
+     "5 minutes"),
+    # a short one annotates the value and keeps its slot
+    ("the port (8080) is open to the office vpn", "8080"),
+])
+def test_a_sentence_in_parentheses_is_an_aside(sentence, value):
+    got = frame_extraction(sentence)
+    assert [e.object for e in got] == ([value] if value else [])

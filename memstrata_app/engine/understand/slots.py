@@ -41,6 +41,10 @@ _YEAR = re.compile(r"^(?:19|20)\d\d$")
 # a missed change costs as much as plain RAG; a false one hides a true fact.
 _LEAD_NAME = re.compile(r"^\W*(?:the\s+)?[A-Za-z][\w-]*\s+#?$", re.IGNORECASE)
 _BARE_NUMBER = re.compile(r"^\d+$")
+# an aside in parentheses that is a sentence of its own ("(1.4 beta had a bug with masked
+# reads)"): it gives a reason, and its numbers are no value of the sentence's fact; a short
+# one annotates ("(8080)", "(was 10s)") and keeps its slots
+_ASIDE = re.compile(r"\((?:[^()\s]+\s+){3,}[^()\s]+\)")
 _REQUEST = re.compile(
     r"^(?:please|pls|can you|could you|would you|will you|let'?s|help me|explain|show me|"
     r"tell me|write|implement|fix|refactor|debug|generate|give me|thanks|thank you|hi|hello|"
@@ -56,9 +60,11 @@ def is_request(sentence: str) -> bool:
 
 def frame_extraction(sentence: str) -> list[Extraction]:
     """One (frame, "value", value) extraction when the sentence has a value slot, else []."""
+    asides = [a.span() for a in _ASIDE.finditer(sentence)]
     slots = [m for m in _SLOT.finditer(sentence)
              if not _NAMING.search(sentence[:m.start()]) and not _YEAR.match(m.group())
-             and not (_BARE_NUMBER.match(m.group()) and _LEAD_NAME.match(sentence[:m.start()]))]
+             and not (_BARE_NUMBER.match(m.group()) and _LEAD_NAME.match(sentence[:m.start()]))
+             and not any(a <= m.start() < b for a, b in asides)]
     if not slots:
         return []
     value = slots[-1]
