@@ -81,3 +81,14 @@ def test_requests_are_not_stored_but_facts_in_the_same_turn_are(engine):
 def test_a_sentence_in_parentheses_is_an_aside(sentence, value):
     got = frame_extraction(sentence)
     assert [e.object for e in got] == ([value] if value else [])
+
+
+def test_a_denied_value_is_neither_the_value_nor_the_key():
+    (ex,) = frame_extraction("wait, no, the batch size is 96 not 128")
+    assert ex.object == "96"
+    assert "128" not in ex.subject
+    (ex2,) = frame_extraction("the batch size is 64 not 96")
+    assert ex2.object == "64"
+    assert ex2.subject == "the batch size is … not …"
+    (ex3,) = frame_extraction("the auth svc now listens on 8443 instead of 8080")
+    assert ex3.object == "8443"

@@ -359,3 +359,16 @@ def test_a_word_that_only_counts_or_points_is_no_subject(engine):
     assert engine.get(first.assertion_id).status is Status.PLAIN
     (reading,) = read(["the worker is using some 300MB"], T0)
     assert reading.extractions == ()
+
+
+def test_a_name_after_the_slots_phrase_is_not_its_subject(engine):
+    # "…, separate from the API" names the API, but the port is the dashboard's
+    dash = engine.ingest("The admin dashboard runs on port 3000, separate from the API.",
+                         at=day(0)).actions[0]
+    res = engine.ingest("The API now listens on port 8443.", at=day(1))
+    assert dash.assertion_id not in res.actions[0].retired
+    assert engine.get(dash.assertion_id).status is Status.ACTIVE
+    # in its own phrase the subject still finds the slot: a change in other words
+    old = engine.ingest("the orders api listens on 8080 in docker-compose", at=day(2))
+    new = engine.ingest("orders api moved to 8085", at=day(3))
+    assert new.actions[0].retired == (old.actions[0].assertion_id,)

@@ -264,7 +264,7 @@ def alias(q: Query, tr: Triple) -> Resolution:
              " AND kind='assertion' AND subject_norm LIKE ? AND space=?",
              (f"%{probe}%", tr.space))
     fits = [r for r in rows
-            if mine <= (words(r[2]) | words(r[4].replace("_", " ")))
+            if mine <= (words(_slot_clause(r[2])) | words(r[4].replace("_", " ")))
             and not (r[1] or "").startswith("…")  # the value leads: the frame is its doing
             and not _OTHER_VALUE.search(r[2])
             and r[4] not in _MULTI_HINT
@@ -281,6 +281,20 @@ def alias(q: Query, tr: Triple) -> Resolution:
         return Resolution(tr, candidates=cands)
     return Resolution(tr)
 
+
+def _slot_clause(frame: str) -> str:
+    """A value-slot frame up to the end of the phrase that holds its slot: "the admin
+    dashboard runs on port …, separate from the api" is the dashboard's port, and the API
+    it names after the comma is no subject of it ("The API now listens on port 8443" must
+    not retire the dashboard's 3000)."""
+    at = frame.find("…")
+    if at < 0:
+        return frame
+    end = _AFTER_SLOT.search(frame, at + 1)
+    return frame[:end.start()] if end else frame
+
+
+_AFTER_SLOT = re.compile(r"[,;:()]|\s[—–-]\s")
 
 # a key phrase that itself holds a value ("we fine-tune llama-3-8b with lora rank …") states
 # more than one fact: retiring it on a paraphrase would hide the other one

@@ -44,6 +44,9 @@ _BARE_NUMBER = re.compile(r"^\d+$")
 # an aside in parentheses that is a sentence of its own ("(1.4 beta had a bug with masked
 # reads)"): it gives a reason, and its numbers are no value of the sentence's fact; a short
 # one annotates ("(8080)", "(was 10s)") and keeps its slots
+# a value right after these is the one denied ("the batch size is 96 not 128", "60s,
+# not 45", "8443 instead of 8080"): never the sentence's value
+_DENIED = re.compile(r"\b(?:not|instead\s+of|rather\s+than)\s*$", re.IGNORECASE)
 _ASIDE = re.compile(r"\((?:[^()\s]+\s+){3,}[^()\s]+\)")
 _REQUEST = re.compile(
     r"^(?:please|pls|can you|could you|would you|will you|let'?s|help me|explain|show me|"
@@ -61,14 +64,22 @@ def is_request(sentence: str) -> bool:
 def frame_extraction(sentence: str) -> list[Extraction]:
     """One (frame, "value", value) extraction when the sentence has a value slot, else []."""
     asides = [a.span() for a in _ASIDE.finditer(sentence)]
-    slots = [m for m in _SLOT.finditer(sentence)
-             if not _NAMING.search(sentence[:m.start()]) and not _YEAR.match(m.group())
-             and not (_BARE_NUMBER.match(m.group()) and _LEAD_NAME.match(sentence[:m.start()]))
-             and not any(a <= m.start() < b for a, b in asides)]
+    slots: list[re.Match[str]] = []
+    denied: list[re.Match[str]] = []
+    for m in _SLOT.finditer(sentence):
+        if (_NAMING.search(sentence[:m.start()]) or _YEAR.match(m.group())
+                or (_BARE_NUMBER.match(m.group()) and _LEAD_NAME.match(sentence[:m.start()]))
+                or any(a <= m.start() < b for a, b in asides)):
+            continue
+        (denied if _DENIED.search(sentence[max(0, m.start() - 20):m.start()])
+         else slots).append(m)
     if not slots:
         return []
     value = slots[-1]
-    frame = sentence[:value.start()] + "…" + sentence[value.end():]
+    # the value and any value denied beside it are masked: "the batch size is … not …"
+    frame = sentence
+    for m in sorted((value, *denied), key=lambda m: -m.start()):
+        frame = frame[:m.start()] + "…" + frame[m.end():]
     frame = _WS.sub(" ", frame).strip().rstrip(".!;,").strip()
     if len(_FRAME_WORD.findall(frame)) < MIN_FRAME_WORDS:
         return []
