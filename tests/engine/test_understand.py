@@ -327,6 +327,9 @@ def test_a_version_is_not_the_port_it_resembles(engine):
     ("where we keep the logs is /var/log", "statement"),
     ("who owns billing alerts now is the payments team, not platform", "statement"),
     ("why ci is red: the `e2e-chrome` runner ran out of disk again", "statement"),
+    # a heading, a colon, then a clause that tells (a user trial's note)
+    ("How deploys work: GitHub Actions builds the image and Argo CD syncs it to the cluster.",
+     "statement"),
     # questions typed without a question mark
     ("what do you think the timeout should be", "question"),
     ("which version do we use for the Dockerfile", "question"),
@@ -335,6 +338,8 @@ def test_a_version_is_not_the_port_it_resembles(engine):
     ("when is the next deploy", "question"),
     ("how do i rerun just the failed jobs in the gh actions workflow", "question"),
     ('when you say "the old cluster" do you mean gke-1 or the on-prem one', "question"),
+    ("what do you think: 30s or 60s", "question"),
+    ("what's the plan: do we ship friday", "question"),
 ])
 def test_a_wh_word_without_a_question_mark(sentence, kind):
     (reading,) = read([sentence], T0)

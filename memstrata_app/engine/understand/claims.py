@@ -73,7 +73,7 @@ def read(sentences: Sequence[str], at: datetime | Sequence[datetime], *,
           if u.reason == NO_MARK and t is not None and WH_START.match(u.core)]
     docs = dict(zip(wh, parse_many([utts[i].core for i in wh]), strict=True))
     for i in wh:
-        if _wh_opens_clause(docs[i]):
+        if _wh_opens_clause(docs[i]) or _told_after_colon(docs[i]):
             u = classify(texts[i] or "", commit=commit, wh_clause=True)
             if u.core != utts[i].core:
                 del docs[i]
@@ -408,6 +408,23 @@ def _wh_opens_clause(doc: Any) -> bool:
     if verb.dep_ in ("csubj", "csubjpass"):
         return True  # the clause is the subject, before its verb: "what we use is X"
     return not _inverted(gov)
+
+
+def _told_after_colon(doc: Any) -> bool:
+    """A wh-led heading, then a colon and a clause that tells ("How deploys work: GitHub
+    Actions builds the image …", "why it broke: the runner ran out of disk"): a finite verb
+    after the colon with its own subject before it, not inverted. After a colon a question
+    asks ("what's the plan: do we ship friday") or offers no clause ("what do you think: 30s
+    or 60s")."""
+    colon = next((t.i for t in doc if t.text == ":"), None)
+    if colon is None:
+        return False
+    for verb in doc[colon + 1:]:
+        if verb.tag_ in ("VBZ", "VBP", "VBD") and not _inverted(verb) and any(
+                c.dep_ in ("nsubj", "nsubjpass", "expl") and colon < c.i < verb.i
+                for c in verb.children):
+            return True
+    return False
 
 
 def _inverted(verb: Any) -> bool:
