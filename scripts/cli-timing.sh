@@ -7,13 +7,16 @@
 # model; `query` on a static-embedder ledger.
 # Used for docs/PERFORMANCE.md (CLI).
 #   scripts/cli-timing.sh [PORT]      (default 11799)
+#   MEMSTRATA_BIN=dist/memstrata/memstrata scripts/cli-timing.sh   an installed binary (the
+#                                     bundle) instead of .venv's; it carries neither the fp32
+#                                     graph nor torch, so those two rows are left out
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export HF_HUB_OFFLINE=1 TOKENIZERS_PARALLELISM=false
 MEMSTRATA_HOME="$(mktemp -d)"
 export MEMSTRATA_HOME
 port="${1:-11799}"
-M=.venv/bin/memstrata
+M="${MEMSTRATA_BIN:-.venv/bin/memstrata}"
 times="$MEMSTRATA_HOME/times"
 
 median5() {  # median5 CMD…: run it 5 times, print the median wall time in seconds
@@ -29,6 +32,7 @@ $M ingest "The auth service port is 9090." --at 2025-03-01 >/dev/null
 echo "nproc $(nproc), load $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo ?)"
 echo "query, no endpoint (cold: loads the model)   $(median5 $M query 'auth service port') s"
 # the fp32 space (a ledger made before int8 was the default): its ONNX graph against torch
+if [ -z "${MEMSTRATA_BIN:-}" ]; then
 fp32_home="$(mktemp -d)"
 MEMSTRATA_HOME="$fp32_home" $M --embedder local-fp32 ingest "The auth service port is 8080." --at 2025-01-10 >/dev/null
 MEMSTRATA_HOME="$fp32_home" $M ingest "The auth service port is 9090." --at 2025-03-01 >/dev/null
@@ -37,6 +41,7 @@ q_torch=$(median5 env MEMSTRATA_HOME="$fp32_home" $M --embedder local-torch quer
 rm -rf "$fp32_home"
 echo "query, fp32-space ledger (ONNX fp32 graph)   $q_onnx s"
 echo "query, fp32-space ledger, through torch      $q_torch s  (ONNX: ×$(echo "scale=3; $q_onnx / $q_torch" | bc | sed "s/^\./0./"))"
+fi
 echo "ingest, no endpoint (cold: parser, judge)    $(median5 $M ingest 'The auth service timeout is 30 seconds.') s"
 echo "the same, regex programs compiled anew       $(median5 env MEMSTRATA_REGEX_CACHE=0 $M ingest 'The auth service timeout is 30 seconds.') s"
 echo "stats (no model)                             $(median5 $M stats) s"

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 THREADS_ENV = "MEMSTRATA_ONNX_THREADS"  # onnx_embedder.ONNX_THREADS_ENV (read by the child)
+RUNS_ENV = "MEMSTRATA_ONNX_RUNS"  # onnx_embedder.ONNX_RUNS_ENV
 ONNX_SPECS = ("local", "local-int8", "local-fp32")
 
 CHILD = r"""
@@ -58,6 +59,7 @@ emb = resolve_embedder(spec)
 if batch_size:
     emb.batch_size = batch_size
 out["threads"] = getattr(emb, "threads", None)
+out["runs"] = getattr(emb, "runs", None)
 out["batch_size"] = getattr(emb, "batch_size", None)
 t = time.perf_counter()
 emb.embed(["warm up"])
@@ -100,13 +102,16 @@ def _texts(n: int, seed: int, kind: str) -> list[str]:
 
 
 def _child(spec: str, queries: list[str], batch: list[str], threads: int = 0,
-           batch_size: int = 0) -> dict[str, Any]:
-    """One fresh process measuring `spec`; `threads`/`batch_size` (ONNX specs): ONNX
-    Runtime's intra-op threads and the sentences per inference run, 0 for the defaults."""
+           batch_size: int = 0, runs: int = 0) -> dict[str, Any]:
+    """One fresh process measuring `spec`; `threads`/`batch_size`/`runs` (ONNX specs): ONNX
+    Runtime's intra-op threads, the sentences per inference run and the runs at once, 0 for
+    the defaults."""
     root = Path(__file__).resolve().parents[2]
     env = dict(os.environ)
     if threads:
         env[THREADS_ENV] = str(threads)
+    if runs:
+        env[RUNS_ENV] = str(runs)
     done = subprocess.run([sys.executable, "-c", CHILD, spec, json.dumps(queries),
                            json.dumps(batch), str(batch_size)], capture_output=True,
                           text=True, cwd=root, check=False, env=env)
@@ -156,24 +161,23 @@ def _settings(specs: list[str], args: argparse.Namespace, queries: list[str],
     measurement): query latency and batch throughput per combination."""
     threads = [int(x) for x in args.threads.split(",") if x.strip()]
     sizes = [int(x) for x in args.batch_sizes.split(",") if x.strip()]
-    if not threads and not sizes:
+    at_once = [int(x) for x in args.onnx_runs.split(",") if x.strip()]
+    if not threads and not sizes and not at_once:
         return []
     rows: list[dict[str, Any]] = []
+    combos = [(t, b, n) for t in threads or [0] for b in sizes or [0] for n in at_once or [0]]
     for spec in (s for s in specs if s in ONNX_SPECS):
-        for t in threads or [0]:
-            for b in sizes or [0]:
-                try:
-                    runs = [_child(spec, queries, batch, t, b) for _ in range(args.runs)]
-                except RuntimeError as e:
-                    print(f"{spec}: skipped ({str(e).strip().splitlines()[-1]})",
-                          file=sys.stderr)
-                    break
-                lat = [x for r in runs for x in r["query_ms"]]
-                rows.append({"spec": spec, "threads": runs[0]["threads"],
-                             "batch_size": runs[0]["batch_size"],
-                             "query_p50_ms": _pct(lat, 50), "query_p95_ms": _pct(lat, 95),
-                             "batch_per_s": statistics.median(r["batch_per_s"]
-                                                              for r in runs)})
+        for t, b, n in combos:
+            try:
+                runs = [_child(spec, queries, batch, t, b, n) for _ in range(args.runs)]
+            except RuntimeError as e:
+                print(f"{spec}: skipped ({str(e).strip().splitlines()[-1]})", file=sys.stderr)
+                break
+            lat = [x for r in runs for x in r["query_ms"]]
+            rows.append({"spec": spec, "threads": runs[0]["threads"],
+                         "batch_size": runs[0]["batch_size"], "runs": runs[0].get("runs"),
+                         "query_p50_ms": _pct(lat, 50), "query_p95_ms": _pct(lat, 95),
+                         "batch_per_s": statistics.median(r["batch_per_s"] for r in runs)})
     return rows
 
 
@@ -203,6 +207,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--batch-sizes", default="",
                     help="also measure the ONNX specs at these batch sizes (sentences per "
                          'inference run), e.g. "8,32,128" (the settings table)')
+    ap.add_argument("--onnx-runs", default="",
+                    help="also measure the ONNX specs at these counts of runs at once on the "
+                         'one session, e.g. "1,2" (the settings table)')
     ap.add_argument("--json", action="store_true", help="print the JSON result")
     args = ap.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -273,10 +280,11 @@ def main(argv: list[str] | None = None) -> int:
     if settings:
         print("\nONNX Runtime settings (each row: fresh processes; query = one sentence per "
               "call, batch = all the batch's sentences in one embed() call, split into runs of "
-              "the batch size):\n\n| embedder | intra-op threads | batch size | query p50 | "
-              "query p95 | batch sentences/s |\n|---|---|---|---|---|---|")
+              "the batch size, up to `runs at once` of them together):\n\n| embedder | intra-op "
+              "threads | batch size | runs at once | query p50 | query p95 | batch sentences/s |"
+              "\n|---|---|---|---|---|---|---|")
         for r in settings:
-            print(f"| {r['spec']} | {r['threads']} | {r['batch_size']} | "
+            print(f"| {r['spec']} | {r['threads']} | {r['batch_size']} | {r['runs']} | "
                   f"{r['query_p50_ms']:.2f} ms | {r['query_p95_ms']:.2f} ms | "
                   f"{r['batch_per_s']:,.0f} |")
     print(f"\nbare process (engine's embedders module imported, no model): {bare_mb:.0f} MB RSS; "
