@@ -83,9 +83,9 @@ def run_each(session: Any, output: str, feeds: Sequence[dict[str, np.ndarray]],
     copy of its weights. The app's runs are short (one sentence, or one pair, each: int8 is a
     function of the input only when read alone), and a second intra-op thread in such a run
     waits for most of it: on 2 cores, one thread per run and two runs at once embed ~1.8× as
-    many sentences per second as one run on two threads, and judge ~1.8× as many pairs, the
-    same bits either way (docs/PERFORMANCE.md, tests/engine/test_onnx_embedder.py). A single
-    input costs ~7% more time on one thread than on two (int8: 1.34 against 1.25 ms)."""
+    many sentences per second as one run on two threads, and judge ~1.6× as many pairs, the
+    same bits either way; a single input takes ~4% longer on one thread than on two
+    (docs/PERFORMANCE.md, "Runs at once"; tests/engine/test_onnx_embedder.py)."""
     if runs <= 1 or len(feeds) <= 1:
         return [session.run([output], f)[0] for f in feeds]
     global _pool, _pool_size
@@ -93,6 +93,8 @@ def run_each(session: Any, output: str, feeds: Sequence[dict[str, np.ndarray]],
         if _pool is None or _pool_size < runs:
             from concurrent.futures import ThreadPoolExecutor
 
+            if _pool is not None:
+                _pool.shutdown(wait=False)  # (its queued work still runs)
             _pool, _pool_size = ThreadPoolExecutor(runs, thread_name_prefix="onnx-run"), runs
         pool = _pool
     runs = min(runs, len(feeds))

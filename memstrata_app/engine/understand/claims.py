@@ -69,12 +69,13 @@ def read(sentences: Sequence[str], at: datetime | Sequence[datetime], *,
             for s, t in zip(sentences, texts, strict=True)]
     # a wh-word without a question mark leads a question, unless the parse shows it opening
     # a clause of a statement: those are read again as statements, their parse kept
-    wh = [i for i, (u, t) in enumerate(zip(utts, texts, strict=True))
+    wh = [(i, t) for i, (u, t) in enumerate(zip(utts, texts, strict=True))
           if u.reason == NO_MARK and t is not None and WH_START.match(u.core)]
-    docs = dict(zip(wh, parse_many([utts[i].core for i in wh]), strict=True))
-    for i in wh:
+    docs = dict(zip((i for i, _ in wh), parse_many([utts[i].core for i, _ in wh]),
+                    strict=True))
+    for i, t in wh:
         if _wh_opens_clause(docs[i]) or _told_after_colon(docs[i]):
-            u = classify(texts[i] or "", commit=commit, wh_clause=True)
+            u = classify(t, commit=commit, wh_clause=True)
             if u.core != utts[i].core:
                 del docs[i]
             utts[i] = u

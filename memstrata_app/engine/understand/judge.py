@@ -131,7 +131,8 @@ class OnnxJudge:
 
     `threads`: ONNX Runtime's intra-op threads per run (default 1), `runs`: pairs read at
     once on the one session (default one per core, at most 2; retrieve/onnx_embedder.py's
-    `run_each`: ~1.8× the pairs per second of one run on two threads, the same bits). Calls
+    `run_each`: ~1.6× the pairs per second of one run on two threads on the write path, the
+    same bits; docs/PERFORMANCE.md). Calls
     are serialised by a lock: one session serves every caller.
 
     `batch_size` 1: each pair is read alone. The graph's int8 layers quantize their inputs
@@ -192,7 +193,6 @@ class OnnxJudge:
         if not pairs:
             return np.zeros((0, len(LABELS)), dtype=np.float32)
         self.load()
-        out: list[np.ndarray] = []
         # shortest first, so each batch pads little; results are put back in order
         order = sorted(range(len(pairs)), key=lambda i: len(pairs[i][0]) + len(pairs[i][1]))
         with self._lock:

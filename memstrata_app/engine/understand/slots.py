@@ -41,12 +41,12 @@ _YEAR = re.compile(r"^(?:19|20)\d\d$")
 # a missed change costs as much as plain RAG; a false one hides a true fact.
 _LEAD_NAME = re.compile(r"^\W*(?:the\s+)?[A-Za-z][\w-]*\s+#?$", re.IGNORECASE)
 _BARE_NUMBER = re.compile(r"^\d+$")
-# an aside in parentheses that is a sentence of its own ("(1.4 beta had a bug with masked
-# reads)"): it gives a reason, and its numbers are no value of the sentence's fact; a short
-# one annotates ("(8080)", "(was 10s)") and keeps its slots
 # a value right after these is the one denied ("the batch size is 96 not 128", "60s,
 # not 45", "8443 instead of 8080"): never the sentence's value
 _DENIED = re.compile(r"\b(?:not|instead\s+of|rather\s+than)\s*$", re.IGNORECASE)
+# an aside in parentheses that is a sentence of its own ("(1.4 beta had a bug with masked
+# reads)"): it gives a reason, and its numbers are no value of the sentence's fact; a short
+# one annotates ("(8080)", "(was 10s)") and keeps its slots
 _ASIDE = re.compile(r"\((?:[^()\s]+\s+){3,}[^()\s]+\)")
 _REQUEST = re.compile(
     r"^(?:please|pls|can you|could you|would you|will you|let'?s|help me|explain|show me|"
