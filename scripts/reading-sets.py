@@ -5,7 +5,12 @@ reading each (memstrata_app/bench/data/*/README.md):
   counted as read the way their writer labelled them;
 - `asides/`: lines with parentheses, each with the value a reader takes as current (or
   none); counted right when that value is among the claims' values (none: no claim takes a
-  value from inside the parentheses), and how many claims took another value.
+  value from inside the parentheses), and how many claims took another value;
+- `other-numbers/`: lines with at most one current value and other numbers that are none
+  (a reason's, a concession's, the old or denied value, a number naming a thing), each with
+  that value (or none) and the others; counted right when the value is among the claims'
+  values and no claim takes one of the others, and how many lines had one of the others
+  taken as a value.
 
     python scripts/reading-sets.py [-v]
 """
@@ -13,6 +18,7 @@ reading each (memstrata_app/bench/data/*/README.md):
 from __future__ import annotations
 
 import json
+import re
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
@@ -61,9 +67,39 @@ def asides(path: Path) -> tuple[str, list[str]]:
     return f"{right}/{len(rows)} right, another value taken in {other}", wrong
 
 
+def _norm(v: str) -> str:
+    return v.casefold().strip("`'\"“” ")
+
+
+def _holds(a: str, b: str) -> bool:
+    """One value is the other, or holds it as a whole word ("port 8443" holds "8443")."""
+    a, b = _norm(a), _norm(b)
+    return bool(a and b) and any(
+        re.search(rf"(?<![\w.]){re.escape(y)}(?![\w.])", x) for x, y in ((a, b), (b, a)))
+
+
+def other_numbers(path: Path) -> tuple[str, list[str]]:
+    rows = _rows(path)
+    right = taken = 0
+    wrong = []
+    for row, reading in zip(rows, read([r["text"] for r in rows], datetime.now(UTC)),
+                            strict=True):
+        values = [e.object for e in reading.extractions]
+        others = [v for v in values if any(_holds(v, n) for n in row["not"])
+                  and not (row["value"] and _holds(v, row["value"]))]
+        found = row["value"] is None or any(_holds(v, row["value"]) for v in values)
+        ok = found and not others
+        right += ok
+        taken += bool(others)
+        if not ok:
+            wrong.append(f"  want {row['value']!r}, read {values}: {row['text']}")
+    return f"{right}/{len(rows)} right, another number taken as the value in {taken}", wrong
+
+
 def main() -> int:
     verbose = "-v" in sys.argv[1:]
-    for folder, measure in (("wh-lines", wh_lines), ("asides", asides)):
+    for folder, measure in (("wh-lines", wh_lines), ("asides", asides),
+                            ("other-numbers", other_numbers)):
         for path in sorted((DATA / folder).glob("*.jsonl")):
             line, wrong = measure(path)
             print(f"{folder}/{path.stem}: {line}")

@@ -92,3 +92,31 @@ def test_a_denied_value_is_neither_the_value_nor_the_key():
     assert ex2.subject == "the batch size is … not …"
     (ex3,) = frame_extraction("the auth svc now listens on 8443 instead of 8080")
     assert ex3.object == "8443"
+
+
+@pytest.mark.parametrize(("sentence", "value"), [
+    # the fact's clause ends where a concession or a reason begins (lines of
+    # bench/data/other-numbers/dev.jsonl and of a user trial)
+    ("Retention stays at 30 days even though someone asked for 90.", "30 days"),
+    ("We're keeping the JWT expiry at 15 minutes, although the mobile team keeps pushing for"
+     " 24 hours.", "15 minutes"),
+    ("replica count for the reporting DB is 1, despite the architecture doc from 2021"
+     " showing 3", "1"),
+    # a value the sentence leaves is denied, never its value…
+    ("Moved the API off 8080", None),
+    # …but a retry that backs off keeps its delay
+    ("the retry backs off 30s between attempts", "30s"),
+    # a number before a comparative compares
+    ("the new index made the dashboard query roughly 3x faster, nice 🎉", None),
+])
+def test_a_reasons_or_a_concessions_numbers_are_not_the_value(sentence, value):
+    got = frame_extraction(sentence)
+    assert [e.object for e in got] == ([value] if value else [])
+    for e in got:  # the key ends with the fact's own clause
+        assert not any(w in e.subject for w in ("though", "although", "despite"))
+
+
+def test_a_frame_cut_at_a_reason_keeps_the_whole_sentence():
+    (ex,) = frame_extraction("Retention stays at 30 days even though someone asked for 90.")
+    assert ex.subject == "Retention stays at …"
+    assert ex.sentence == "Retention stays at 30 days even though someone asked for 90."

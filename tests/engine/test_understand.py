@@ -377,3 +377,28 @@ def test_a_name_after_the_slots_phrase_is_not_its_subject(engine):
     old = engine.ingest("the orders api listens on 8080 in docker-compose", at=day(2))
     new = engine.ingest("orders api moved to 8085", at=day(3))
     assert new.actions[0].retired == (old.actions[0].assertion_id,)
+
+
+@pytest.mark.parametrize(("line", "values"), [
+    # a clause after the fact's own that concedes, gives a reason or names the value it is
+    # not states no fact of its own
+    ("Batch size is 64, although the docs recommend 128.", ["64"]),
+    ("retries are 5 now, as opposed to 3", ["5"]),
+    # a contrast after "whereas" is another fact, keyed by its own subject
+    ("the cache TTL is 300 seconds, whereas the session TTL is 60 seconds",
+     ["300 seconds", "60 seconds"]),
+])
+def test_a_concession_or_a_reason_after_a_comma_states_no_fact(line, values):
+    (r,) = read([line], T0)
+    assert [e.object for e in r.extractions] == values
+    assert not any(e.subject.lower().startswith(("although", "whereas", "as opposed"))
+                   for e in r.extractions)
+
+
+def test_a_verb_of_going_is_no_subject_of_a_rollback():
+    # blind2's lagerwerk: "go" was read as the subject, and an alias matched it to "all
+    # services go to Quarkus … LTS", retiring the Quarkus decision
+    (r,) = read(["We go back to 50, like before PLAT-1203."], T0)
+    assert all(e.subject.lower() not in ("go", "we go") for e in r.extractions)
+    (r2,) = read(["the api goes back to 8080"], T0)
+    assert [(e.subject, e.object) for e in r2.extractions] == [("api", "8080")]

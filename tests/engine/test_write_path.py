@@ -226,3 +226,15 @@ def test_a_name_with_its_own_history_keeps_its_key(engine):
     assert b.action is Action.SUPERSEDED
     assert [a.object for a in engine.history("parse_event", "path")] == [
         "a/events.py", "b/events.py"]
+
+
+def test_a_rollback_without_a_subject_does_not_retire_an_unrelated_decision(engine):
+    t = datetime(2026, 1, 27, tzinfo=UTC)
+    engine.ingest("It was decided in the architecture board on 26.01. that all services go to"
+                  " Quarkus 3.15 LTS until end of February, ticket PLAT-1140.", at=t)
+    engine.ingest("FYI the following applies from now: the RabbitMQ prefetch count is 200 for"
+                  " all consumers, we had too much latency in the morning peak (PLAT-1203).",
+                  at=t + timedelta(days=34))
+    engine.ingest("We go back to 50, like before PLAT-1203.", at=t + timedelta(days=45))
+    texts = [h.text for h in engine.retrieve("which Quarkus version do the services use")]
+    assert any("Quarkus 3.15" in x for x in texts)

@@ -195,12 +195,15 @@ class Change:
 
 _LEAD = re.compile(rf"^{_WHO}{_AUX}", _I)
 _TAIL_FILLER = re.compile(r"(?<!\s)\s+(?:now|again|too|as\s+well|today|back)$", _I)
+# …and no verb of going either ("We go back to 50": nothing named goes back)
 _THING_STOP = re.compile(r"^(?:it|them|that|this|things?|stuff|everything|over|up|down|back|"
-                         r"we|i|they|you|us)$", _I)
+                         r"we|i|they|you|us|go|goes|going|gone|went|come|comes|came|get|got)$",
+                         _I)
 
 
 _TRAIL_AUX = re.compile(
-    r"(?<!\s)\s+(?:is|are|was|were|has|have|had|got|been|just|finally|also|now)$", _I)
+    r"(?<!\s)\s+(?:is|are|was|were|has|have|had|got|been|just|finally|also|now|goes|go|went"
+    r"|comes|came)$", _I)
 _TRAIL_PRONOUN = re.compile(r"\b(?:we|i|they|you)\s*$", _I)
 _LEAD_BACK = re.compile(r"^back\s+", _I)
 _TRAIL_ADVERB = re.compile(

@@ -113,6 +113,8 @@ def _claims(sentence: str, u: Utterance, doc: Any, at: datetime) -> list[Extract
     for i, part in enumerate(split_claims(u.core, doc)):
         if i and (HEDGE.search(part) or (PLAN.search(part) and not NEGATED_PAST.search(part))):
             continue  # "X is 5, but we'll move to 6 next week": the plan is not a claim
+        if i and _NOT_THE_FACT.match(part):
+            continue  # "batch size is 64, although the docs recommend 128": a concession
         ctx, text = find_context(part)
         ctx = ctx.merged(inherited) if not ctx.parts else ctx
         if ctx.parts:
@@ -326,7 +328,11 @@ _CHANGE_WORDS = re.compile(r"\b(?:now|these\s+days|from\s+now\s+on|anymore|any\s
 # --- splitting a sentence into claims -----------------------------------------------------
 
 # `(?<!\s)`: spaces are taken from where their run begins (linear on long runs of them)
-_SPLIT = re.compile(r"(?:(?<!\s)\s+)?;\s+|,\s*(?:and|but|while|plus|also)\s+"
+# a clause after the fact's own that gives a reason, a concession or the value it is not
+_NOT_THE_FACT = re.compile(r"(?:although|even\s+though|though|even\s+if|despite|because|cause"
+                           r"|cuz|coz|bc|since"
+                           r"|as\s+opposed\s+to|instead\s+of|rather\s+than|not|until)\b", _I)
+_SPLIT = re.compile(r"(?:(?<!\s)\s+)?;\s+|,\s*(?:and|but|while|whereas|plus|also)\s+"
                     r"|(?<!\s)\s+(?:and|but|while)\s+|,\s+|(?<!\s)\s+\+\s+")
 _PROTECT = re.compile(r"`[^`]*`|\([^()]*\)|\"[^\"]*\"")
 _GAP = re.compile(r"^(?P<np>(?:the\s+|our\s+)?[\w`'\"\-./]+(?:\s+[\w`'\"\-./]+){0,3}?)(?<!\s)\s+"

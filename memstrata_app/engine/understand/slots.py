@@ -41,9 +41,19 @@ _YEAR = re.compile(r"^(?:19|20)\d\d$")
 # a missed change costs as much as plain RAG; a false one hides a true fact.
 _LEAD_NAME = re.compile(r"^\W*(?:the\s+)?[A-Za-z][\w-]*\s+#?$", re.IGNORECASE)
 _BARE_NUMBER = re.compile(r"^\d+$")
-# a value right after these is the one denied ("the batch size is 96 not 128", "60s,
-# not 45", "8443 instead of 8080"): never the sentence's value
-_DENIED = re.compile(r"\b(?:not|instead\s+of|rather\s+than)\s*$", re.IGNORECASE)
+# a value right after these is the one denied or left ("the batch size is 96 not 128", "60s,
+# not 45", "8443 instead of 8080", "moved the API off 8080"): never the sentence's value
+_DENIED = re.compile(r"\b(?:not|instead\s+of|rather\s+than|as\s+opposed\s+to"
+                     r"|(?<!\bback\s)(?<!\bbacks\s)off)\s*$", re.IGNORECASE)
+# a number before a comparative compares ("3x faster", "15% slower"): it is no setting
+_COMPARED = re.compile(r"\s*(?:faster|slower|more|less|fewer|bigger|smaller|larger|higher"
+                       r"|lower|cheaper|quicker|better|worse)\b", re.IGNORECASE)
+# the fact's clause ends where a reason, a concession or a contrast begins ("stays at 30 days
+# even though someone asked for 90", "8 threads since the 4-thread setup kept stalling"):
+# the values after it are no value of the fact, and its words no part of the key
+_SUBORDINATE = re.compile(r"\b(?:because|(?<!\broot\s)(?<!\bthe\s)(?<!\ba\s)cause|cuz|coz|bc"
+                          r"|since|although|even\s+though|though|even\s+if|despite|whereas"
+                          r"|while|until|so\s+that)\b", re.IGNORECASE)
 # an aside in parentheses that is a sentence of its own ("(1.4 beta had a bug with masked
 # reads)"): it gives a reason, and its numbers are no value of the sentence's fact; a short
 # one annotates ("(8080)", "(was 10s)") and keeps its slots
@@ -69,15 +79,24 @@ def frame_extraction(sentence: str) -> list[Extraction]:
     for m in _SLOT.finditer(sentence):
         if (_NAMING.search(sentence[:m.start()]) or _YEAR.match(m.group())
                 or (_BARE_NUMBER.match(m.group()) and _LEAD_NAME.match(sentence[:m.start()]))
-                or any(a <= m.start() < b for a, b in asides)):
+                or any(a <= m.start() < b for a, b in asides)
+                or _COMPARED.match(sentence, m.end())):
             continue
         (denied if _DENIED.search(sentence[max(0, m.start() - 20):m.start()])
          else slots).append(m)
     if not slots:
         return []
+    cut = next((c.start() for c in _SUBORDINATE.finditer(sentence)
+                if c.start() > slots[0].end() and not any(
+                    a <= c.start() < b for a, b in asides)), None)
+    clause = sentence
+    if cut is not None:  # the fact's own clause ends there
+        clause = sentence[:cut].rstrip(" ,;—-")
+        slots = [m for m in slots if m.end() <= cut]
+        denied = [m for m in denied if m.end() <= cut]
     value = slots[-1]
     # the value and any value denied beside it are masked: "the batch size is … not …"
-    frame = sentence
+    frame = clause
     for m in sorted((value, *denied), key=lambda m: -m.start()):
         frame = frame[:m.start()] + "…" + frame[m.end():]
     frame = _WS.sub(" ", frame).strip().rstrip(".!;,").strip()
