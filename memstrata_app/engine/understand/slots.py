@@ -46,8 +46,8 @@ _BARE_NUMBER = re.compile(r"^\d+$")
 _DENIED = re.compile(r"\b(?:not|instead\s+of|rather\s+than|as\s+opposed\s+to"
                      r"|(?<!\bback\s)(?<!\bbacks\s)off)\s*$", re.IGNORECASE)
 # a number before a comparative compares ("3x faster", "15% slower"): it is no setting
-_COMPARED = re.compile(r"\s*(?:faster|slower|more|less|fewer|bigger|smaller|larger|higher"
-                       r"|lower|cheaper|quicker|better|worse)\b", re.IGNORECASE)
+_COMPARED = re.compile(r"(?:(?<!\s)\s+)?(?:faster|slower|more|less|fewer|bigger|smaller"
+                       r"|larger|higher|lower|cheaper|quicker|better|worse)\b", re.IGNORECASE)
 # the fact's clause ends where a reason, a concession or a contrast begins ("stays at 30 days
 # even though someone asked for 90", "8 threads since the 4-thread setup kept stalling"):
 # the values after it are no value of the fact, and its words no part of the key
