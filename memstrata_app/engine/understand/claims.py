@@ -180,7 +180,9 @@ def _one_claim(text: str, doc: Any, at: datetime, *, past: bool = False) -> list
         got = _from_change(ch, text)
         if got:
             return got
-    exts = extract(text, at)
+    # a rule's claim whose subject only points or counts ("runs every 4h" keyed `every`) is
+    # none: the clause's frame may still key it
+    exts = [e for e in extract(text, at) if e.subject.strip().lower() not in FUNCTION_WORDS]
     if exts:
         return exts
     return [] if past else frame_extraction(text)
@@ -336,7 +338,7 @@ _SPLIT = re.compile(r"(?:(?<!\s)\s+)?;\s+|,\s*(?:and|but|while|whereas|plus|also
                     r"|(?<!\s)\s+(?:and|but|while)\s+|,\s+|(?<!\s)\s+\+\s+")
 _PROTECT = re.compile(r"`[^`]*`|\([^()]*\)|\"[^\"]*\"")
 _GAP = re.compile(r"^(?P<np>(?:the\s+|our\s+)?[\w`'\"\-./]+(?:\s+[\w`'\"\-./]+){0,3}?)(?<!\s)\s+"
-                  r"(?P<rest>(?:on|at|to|in|=|:|->|→)\s+\S.*|`[^`]+`|v?\d\S*.*)$", _I)
+                  r"(?P<rest>(?:on|at|to|in|every|=|:|->|→)\s+\S.*|`[^`]+`|v?\d\S*.*)$", _I)
 _VALUEISH = re.compile(r"\d|`")
 
 
