@@ -410,3 +410,14 @@ def test_a_verb_of_going_is_no_subject_of_a_rollback():
     assert all(e.subject.lower() not in ("go", "we go") for e in r.extractions)
     (r2,) = read(["the api goes back to 8080"], T0)
     assert [(e.subject, e.object) for e in r2.extractions] == [("api", "8080")]
+
+
+@pytest.mark.parametrize(("line", "value", "old"), [
+    ("wait, no, the batch size is 96 not 128", "96", "128"),
+    ("the auth svc now listens on 8443 instead of 8080", "8443", "8080"),
+    ("each worker gets 6 GB, not 4.", "6 GB", "4"),
+])
+def test_a_denied_value_is_the_value_the_claim_replaced(line, value, old):
+    (r,) = read([line], T0)
+    (e,) = r.extractions
+    assert (e.object, e.old_object) == (value, old)

@@ -238,3 +238,17 @@ def test_a_rollback_without_a_subject_does_not_retire_an_unrelated_decision(engi
     engine.ingest("We go back to 50, like before PLAT-1203.", at=t + timedelta(days=45))
     texts = [h.text for h in engine.retrieve("which Quarkus version do the services use")]
     assert any("Quarkus 3.15" in x for x in texts)
+
+
+def test_a_correction_that_denies_the_old_value_retires_it(engine):
+    # a user trial's line: "96 not 128" keyed a frame of its own, and 128 stayed current
+    t = datetime(2026, 11, 10, tzinfo=UTC)
+    old = engine.ingest("The ingest worker consumes from RabbitMQ 3.12 and the batch size is"
+                        " 128.", at=t).actions
+    res = engine.ingest("wait, no, the batch size is 96 not 128", at=t + timedelta(days=2))
+    (act,) = res.actions
+    assert act.object == "96"
+    batch = next(a for a in old if a.object == "128")
+    rabbit = next(a for a in old if a.object == "3.12")
+    assert act.retired == (batch.assertion_id,)
+    assert engine.get(rabbit.assertion_id).status is Status.ACTIVE  # its other fact holds

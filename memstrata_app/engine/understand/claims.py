@@ -170,6 +170,14 @@ def _one_claim(text: str, doc: Any, at: datetime, *, past: bool = False) -> list
     the rules and change statements still read it ("moved the API to 8080")."""
     if not text or len(text) < 3:
         return []
+    d = _DENIED_TAIL.search(text)
+    if d and d.start() > 0:
+        # "the batch size is 96 not 128": a correction; the clause without the denied value
+        # states the fact, and the denied one is the value it replaced (a change from it)
+        old = strip_wrapping(d.group("old"))
+        return [e if e.old_object or e.removal or e.rollback
+                else replace(e, old_object=old, change=True)
+                for e in _one_claim(text[:d.start()], doc, at, past=past)]
     m = _PERSON_IS_ROLE.match(text) or _HANDED_ROLE.match(text)
     if m:
         got = extract(f"{m.group('role')} is {m.group('who')}", at)
@@ -330,6 +338,13 @@ _CHANGE_WORDS = re.compile(r"\b(?:now|these\s+days|from\s+now\s+on|anymore|any\s
 # --- splitting a sentence into claims -----------------------------------------------------
 
 # `(?<!\s)`: spaces are taken from where their run begins (linear on long runs of them)
+# a value the clause denies, at its end ("96 not 128", "8443 instead of 8080"), or after a
+# comma ("6 GB, not 4": no clause of its own, it stays with the one before)
+_DENIED_VALUE = r"(?P<old>`[^`]+`|[^\s,;`]*\d[^\s,;]*)"
+_DENIED_TAIL = re.compile(rf"(?:(?<!\s)\s+|,\s*)(?:not|instead\s+of|rather\s+than)\s+"
+                          rf"(?:the\s+)?{_DENIED_VALUE}[\s.!]*$", _I)
+_DENIED_ALONE = re.compile(rf"(?:not|instead\s+of|rather\s+than)\s+(?:the\s+)?{_DENIED_VALUE}"
+                           rf"[\s.!]*$", _I)
 # a clause after the fact's own that gives a reason, a concession or the value it is not
 _NOT_THE_FACT = re.compile(r"(?:although|even\s+though|though|even\s+if|despite|because|cause"
                            r"|cuz|coz|bc|since"
@@ -369,7 +384,8 @@ def split_claims(core: str, doc: Any) -> list[str]:
         if any(a <= o < b for o in verbs) and len(text.split()) >= 2:
             parts.append([a, b, None])
             continue
-        g = _GAP.match(text)
+        # "…, not 4" is no gap of a clause: the value the clause before it replaced
+        g = None if _DENIED_ALONE.match(text) else _GAP.match(text)
         if g and first_verb and _VALUEISH.search(g.group("rest")) and not _VALUEISH.match(text):
             parts.append([a, b, f"{g.group('np')} {first_verb} {g.group('rest')}"])
             continue
