@@ -274,3 +274,13 @@ def test_write_time_decisions_survive_reopening(tmp_path: Path, local_embedder):
         assert eng.get(2).method.startswith("judge:")
         chain = eng.retrieve("Dockerfile python version", as_of=T3)
         assert chain[0].text == "bumped the Dockerfile to python 3.12"
+
+
+def test_a_number_said_with_and_without_its_unit_is_one_value():
+    from memstrata_app.engine.understand.judging import several_values
+
+    # blind1: a one-fact line held for review as "several values", so a 0.99 update waited
+    assert not several_values("watchdog: rel/vm.args.eex has `-heart -env HEART_BEAT_TIMEOUT"
+                              " 60` so if the VM hangs for 60s heart reboots the board.")
+    assert several_values("each user server gets 8 GB, each worker 16 GB")
+    assert several_values("the api is on 8080 and runs v2.1")

@@ -73,6 +73,7 @@ def other_context(own: set[str], rows: Sequence[tuple[int, str | None, str | Non
 
 
 _VALUE = re.compile(r"(?<![\w.:/@-])[\w.:/@-]*\d[\w.:/@-]*")  # a word holding a digit, whole
+_UNIT = re.compile(r"(?<=\d)[a-z]+$", re.I)  # …and a unit written onto its number ("60s")
 # a removal: "no longer", "not … anymore", "doesn't", "isn't", "can't", "dropped", "removed"
 _REMOVAL = re.compile(r"\bno\s+longer\b|\bany\s*more\b|\bany\s+longer\b|\b(?:does|do|did|is|are"
                       r"|can|has|have)(?:\s+not|n'?t)\b|\bcannot\b|\b(?:dropped|removed)\b", re.I)
@@ -129,8 +130,10 @@ def other_member(old: str, new: str) -> bool:
 
 def several_values(text: str) -> bool:
     """A sentence naming two or more values (tokens with a digit: versions, ports, sizes,
-    model names): it may state two facts, and retiring it whole would retire both."""
-    return len({m.group(0).strip(".:-") for m in _VALUE.finditer(text)} - {""}) >= 2
+    model names): it may state two facts, and retiring it whole would retire both. One number
+    said with and without its unit ("HEART_BEAT_TIMEOUT 60 … hangs for 60s") is one value."""
+    return len({_UNIT.sub("", m.group(0).strip(".:-")).casefold()
+                for m in _VALUE.finditer(text)} - {""}) >= 2
 
 
 def _meant(rows: list[tuple[int, str | None, str | None]], sentence: str,
