@@ -251,4 +251,28 @@ def test_a_correction_that_denies_the_old_value_retires_it(engine):
     batch = next(a for a in old if a.object == "128")
     rabbit = next(a for a in old if a.object == "3.12")
     assert act.retired == (batch.assertion_id,)
-    assert engine.get(rabbit.assertion_id).status is Status.ACTIVE  # its other fact holds
+    # its other fact holds, in words that no longer state the batch size as 128
+    assert engine.get(rabbit.assertion_id).status is Status.SUPERSEDED
+    (rest,) = [h for h in engine.retrieve("which RabbitMQ version does the ingest worker use?",
+                                          k=3) if "RabbitMQ" in h.text]
+    assert rest.object == "3.12" and rest.status is Status.ACTIVE and "128" not in rest.text
+
+
+def test_a_rule_retirement_keeps_the_sentences_other_fact_in_words_without_the_old_value(
+        engine):
+    # "instance `harbor-prod-db`" kept its row, and that row's words went on saying 14.10
+    t = datetime(2026, 1, 5, tzinfo=UTC)
+    old = engine.ingest("Prod Postgres is 14.10 on RDS, instance `harbor-prod-db`.", at=t).actions
+    res = engine.ingest("We upgraded prod Postgres from 14.10 to 15.6 last night.",
+                        at=t + timedelta(days=30))
+    (act,) = res.actions
+    version = next(a for a in old if a.object == "14.10")
+    assert act.object == "15.6" and act.retired == (version.assertion_id,)
+    current = [a for a in engine.list_assertions() if a.status is Status.ACTIVE]
+    assert [a.id for a in current if "14.10" in a.text] == [act.assertion_id]
+    (instance,) = [a for a in current if a.object == "harbor-prod-db"]
+    assert "harbor-prod-db" in instance.text and "14.10" not in instance.text
+    # as of before the upgrade, the sentence said both, in its own words
+    before = engine.retrieve("which Postgres version is prod on?", k=3,
+                             as_of=t + timedelta(days=1))
+    assert any("14.10" in h.text and h.object == "14.10" for h in before)

@@ -281,7 +281,7 @@ class Judging:
             if why is not None:
                 alone = read[k][0]
                 read[k] = ((*alone[:n], 0.0, *alone[n + 1:]), read[k][1])
-        rests: list[tuple[int, int, tuple[float, ...], str | None, int | None]] = []
+        rests: list[tuple[int, int, tuple[float, ...], str | None, int | None, str | None]] = []
         for (i, k, spans), (alone, without) in zip(jobs, read, strict=True):
             hit = [n for n in range(len(spans))
                    if alone[n] >= th.supersede and without[n] < th.review]
@@ -292,14 +292,26 @@ class Judging:
                      if th.review <= alone[n] < th.supersede and without[n] < th.review]
             review = (maybe[0] if not hit and len(maybe) == 1 and all(
                 alone[n] < th.review for n in range(len(spans)) if n != maybe[0]) else None)
-            rests.append((i, k, alone, rest, review))
-        texts = [r for *_, r, _ in rests if r is not None]
+            soft = [n for n in range(len(spans))
+                    if alone[n] >= th.review and without[n] < th.review]
+            rule_rest = (elide(out[i].judged[k].text, spans, soft) if rest is None
+                         and len(soft) == 1 and all(alone[n] < th.review for n in
+                                                    range(len(spans)) if n != soft[0])
+                         else None)
+            rests.append((i, k, alone, rest, review, rule_rest))
+        texts = [r for *_, r, _, _ in rests if r is not None]
+        texts += [r for *_, r in rests if r is not None]
         vecs = iter(self.retriever.embedder.embed(texts) if texts else [])
-        for i, k, ps, rest, review in rests:
+        for i, k, ps, rest, review, _ in rests:
             judged = list(out[i].judged)
             judged[k] = replace(judged[k], parts=ps, remainder=rest, review_part=review,
                                 remainder_vector=next(vecs) if rest is not None else None)
             out[i] = replace(out[i], judged=tuple(judged))
+        for i, k, _, _, _, rule_rest in rests:
+            if rule_rest is not None:
+                judged = list(out[i].judged)
+                judged[k] = replace(judged[k], rule_rest=rule_rest, rule_rest_vector=next(vecs))
+                out[i] = replace(out[i], judged=tuple(judged))
         return len(pairs)
 
 

@@ -67,6 +67,11 @@ class JudgedPair:
     parts: tuple[float, ...] = ()
     remainder: str | None = None
     remainder_vector: Any = None
+    # where a rule retires the sentence already (it decided that a fact changed), the part
+    # reading only says which part: exactly one part reading as an update at the review
+    # threshold, the sentence without it and every other part plainly not; its rest, as above
+    rule_rest: str | None = None
+    rule_rest_vector: Any = None
     # no part reads as an update sure enough to retire, but exactly one between the review
     # and the retire thresholds, the sentence without it and every other part plainly not:
     # that part's index (a reviewer decides; approving retires that part alone)

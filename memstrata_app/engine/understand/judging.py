@@ -298,30 +298,53 @@ def _narrow_rules(ctx: WriteContext, st: Statement, rule_retired: set[int],
     """A rule that retired a whole sentence of several facts ("ok so logs go to Loki and
     traces to Tempo, retention is 14d for both", on "we dropped Tempo"): the rule decided
     that it changed, the judge's part reading says which part did. When exactly one part
-    reads as the update and every other plainly not (the pair's remainder), the rest stays
-    current in its own words; a sentence with a row of it still open is left as the rule
-    left it (its other facts are current already), and so is a keyed fact (the rules keyed
-    the sentence's other facts as rows of their own). Returns {retired row: its rest}."""
+    reads as the update and every other plainly not (the pair's remainder; where the rule
+    decided already, `rule_rest`: one part at the review threshold), the rest stays current
+    in its own words. A sentence with rows of it still open (its other facts, keyed as rows
+    of their own) keeps them, in the rest's words when the rest names each of their values:
+    their words no longer state the retired value as current. The rest never names a value
+    the rule retired. Returns {retired row: its rest}."""
     if not rule_retired:
         return {}
     rows = ctx.q(f"SELECT id, text_hash, key IS NULL OR method='frame:value-slot' FROM"
                  f" assertions WHERE id IN ({','.join('?' * len(rule_retired))}) ORDER BY id",
                  tuple(rule_retired))
     by_text: dict[str, list[int]] = {}
+    keyed: set[str] = set()  # sentences whose retired rows include a keyed fact
     for rid, h, whole in rows:
-        if whole:  # a keyed fact is one fact: its sentence's others have rows of their own
-            by_text.setdefault(str(h), []).append(int(rid))
+        by_text.setdefault(str(h), []).append(int(rid))
+        if not whole:
+            keyed.add(str(h))
     out: dict[int, int] = {}
     for h, ids in by_text.items():
         pair = by_hash.get(h)
-        if pair is None or pair.remainder is None or pair.later \
-                or _open_rows(ctx, h, st.space, t, set(own)):
+        if pair is None or pair.later:
             continue
-        assert pair.remainder is not None and pair.remainder_vector is not None
-        rest = keep_rest(ctx, [(rid, None, None) for rid in ids], pair.remainder,
-                          pair.remainder_vector, own[0], t,
-                          f"judge {name}: updates {max(pair.parts):.2f}", f"judge:{name}",
-                          closed=True)
+        remainder, vector = ((pair.remainder, pair.remainder_vector) if pair.remainder
+                             else (pair.rule_rest, pair.rule_rest_vector))
+        if remainder is None:
+            continue
+        said = remainder.casefold()
+        retired = ctx.q(f"SELECT object FROM assertions WHERE id IN"
+                        f" ({','.join('?' * len(ids))})", tuple(ids))
+        if any(v[0] and str(v[0]).casefold() in said for v in retired):
+            continue  # the rest would still state a value the rule retired
+        why = f"judge {name}: updates {max(pair.parts):.2f}"
+        still = _open_rows(ctx, h, st.space, t, set(own))
+        if still:
+            # its other facts are current, but their words state the old value too ("prod
+            # Postgres is 14.10 on RDS, instance `harbor-prod-db`"): they go on in the
+            # remainder, when it still names each of their values (one fact, one validity)
+            values = ctx.q(f"SELECT object FROM assertions WHERE id IN"
+                           f" ({','.join('?' * len(still))})", tuple(r[0] for r in still))
+            if any(not v[0] or str(v[0]).casefold() not in said for v in values):
+                continue
+            rest = keep_rest(ctx, still, remainder, vector, own[0], t, why, f"judge:{name}")
+        elif h in keyed:
+            continue  # a keyed fact is one fact: its sentence's others have rows of their own
+        else:
+            rest = keep_rest(ctx, [(rid, None, None) for rid in ids], remainder, vector,
+                              own[0], t, why, f"judge:{name}", closed=True)
         out.update(dict.fromkeys(ids, rest))
     return out
 
