@@ -323,6 +323,8 @@ def test_a_version_is_not_the_port_it_resembles(engine):
     # clausal subject of the main verb, the main clause not inverted)
     ("What I did was fix the bug where the tag set grew to 300MB", "statement"),
     ("When the build fails, CI retries twice", "statement"),
+    # the parse tags 'times' a noun, yet hangs the clause and its subject on it
+    ("When the payment webhook times out, the worker retries 3 times.", "statement"),
     ("whenever the queue backs up we scale to 8 workers", "statement"),
     ("where we keep the logs is /var/log", "statement"),
     ("who owns billing alerts now is the payments team, not platform", "statement"),

@@ -422,17 +422,28 @@ def _wh_opens_clause(doc: Any) -> bool:
     if not toks:
         return False
     verb = toks[0]  # (spaCy makes a new Token on each access: compare positions)
-    while verb.tag_ not in VERB_TAGS and verb.head.i != verb.i:
+    while not _clause_head(verb) and verb.head.i != verb.i:
         verb = verb.head
     gov = verb.head
-    if (gov.i == verb.i or verb.i > gov.i or verb.tag_ not in VERB_TAGS
-            or verb.dep_ not in ("advcl", "csubj", "csubjpass", "ccomp")):
+    if (gov.i == verb.i or verb.i > gov.i or not _clause_head(verb)
+            or verb.dep_ not in _CLAUSE_DEPS):
         return False
     if _inverted(verb):
         return False  # "how do i rerun …": a clause of a statement is never inverted
     if verb.dep_ in ("csubj", "csubjpass"):
         return True  # the clause is the subject, before its verb: "what we use is X"
     return not _inverted(gov)
+
+
+_CLAUSE_DEPS = ("advcl", "csubj", "csubjpass", "ccomp")
+
+
+def _clause_head(t: Any) -> bool:
+    """A verb, or a word the parse hangs a clause and its subject on though it tagged it a
+    noun ("When the webhook times out": 'times' tagged a noun, with 'webhook' its
+    subject)."""
+    return t.tag_ in VERB_TAGS or (t.dep_ in _CLAUSE_DEPS and any(
+        c.dep_ in ("nsubj", "nsubjpass") for c in t.children))
 
 
 def _told_after_colon(doc: Any) -> bool:
