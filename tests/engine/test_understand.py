@@ -311,6 +311,19 @@ def test_a_change_of_the_api_retires_its_port(engine, said):
     assert active_texts(engine) == {said}
 
 
+@pytest.mark.parametrize(("first", "said"), [
+    ("The payment events topic has 12 partitions.", "bumped payment events partitions to 24"),
+    ("the search cluster has 3 nodes", "search cluster node count is 5 now"),
+])
+def test_a_count_named_after_its_thing_is_the_count_the_thing_has(engine, first, said):
+    """"payment events partitions" keys the topic's partitions, not a value of its own
+    ('payment events partitions · value' stayed beside the topic's 12)."""
+    engine.ingest(first, at=day(0))
+    act = engine.ingest(said, at=day(1)).actions[0]
+    assert act.action is Action.SUPERSEDED and act.relation in ("partitions", "nodes")
+    assert active_texts(engine) == {said}
+
+
 def test_a_version_is_not_the_port_it_resembles(engine):
     engine.ingest("The API port is 3000.", at=day(0))
     act = engine.ingest("bumped the API to version 2.1", at=day(1)).actions[0]

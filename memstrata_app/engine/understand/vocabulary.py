@@ -116,7 +116,7 @@ ATTRIBUTE_WORDS: dict[str, str] = {
         "namespace", "bucket", "cluster", "queue", "topic", "image", "runtime", "schedule",
         "format", "encoding", "driver", "provider", "maintainer", "maintainers", "oncall",
         "manager", "contact", "architect", "id", "email", "channel", "memory", "count",
-        "concurrency", "location", "model",
+        "concurrency", "location", "model", "partitions", "shards", "nodes",
     )
 }
 
@@ -130,7 +130,8 @@ COMPOUND_ATTRIBUTES: dict[str, str] = {
     "engineering lead": "lead", "on call": "on_call", "product owner": "owner",
     "engineering manager": "manager", "point of contact": "contact",
     "port number": "port", "host name": "host", "time to live": "ttl",
-    "replica count": "replicas", "worker count": "workers",
+    "replica count": "replicas", "worker count": "workers", "partition count": "partitions",
+    "shard count": "shards", "node count": "nodes",
     "request timeout": "timeout", "connect timeout": "connect_timeout",
     "connection timeout": "connect_timeout", "read timeout": "read_timeout",
     "idle timeout": "idle_timeout", "memory limit": "memory_limit", "cpu limit": "cpu_limit",
