@@ -324,6 +324,16 @@ def test_a_count_named_after_its_thing_is_the_count_the_thing_has(engine, first,
     assert active_texts(engine) == {said}
 
 
+def test_a_change_between_code_spans_of_several_words_names_its_old_value(engine):
+    """A cron line is one value, spaces and all: the change names the old line's value and
+    retires it (it was read as prose about 'nightly moved from … to …')."""
+    engine.ingest("nightly full build cron is `0 3 * * *` UTC", at=day(0))
+    said = "fyi nightly moved from `0 3 * * *` to `30 1 * * *` so finance has numbers first"
+    act = engine.ingest(said, at=day(1)).actions[0]
+    assert act.action is Action.SUPERSEDED and act.object == "30 1 * * *"
+    assert active_texts(engine) == {said}
+
+
 def test_a_version_is_not_the_port_it_resembles(engine):
     engine.ingest("The API port is 3000.", at=day(0))
     act = engine.ingest("bumped the API to version 2.1", at=day(1)).actions[0]

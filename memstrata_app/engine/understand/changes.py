@@ -30,7 +30,8 @@ _CHANGE_VERBS = (
 _ROLLBACK_VERBS = ("rolled\\s+back|rolling\\s+back|roll\\s+back|rolled\\s+it\\s+back|reverted|"
                    "revert|reverting|put\\s+back|moved\\s+back|switched\\s+back|went\\s+back|"
                    "changed\\s+back|set\\s+back|back(?=\\s+to\\b)")
-_VALUE = (r"(?P<{n}>[`'\"“]?[^\s,;]+(?:\s+(?!(?:to|from|for|with|in|on|at|and|because|"
+_VALUE = (r"(?P<{n}>`[^`\n]{{1,60}}`|"
+          r"[`'\"“]?[^\s,;]+(?:\s+(?!(?:to|from|for|with|in|on|at|and|because|"
           r"since|so|but|now|as|after|over|via|instead)\b)[^\s,;]+){{0,3}}?[`'\"”]?)")
 # A value ends where a clause does. `(?<!\s)`: a value never ends inside a run of spaces, so
 # the check runs once per run, not once per space of it (quadratic on long runs).
