@@ -33,8 +33,9 @@ ITEM_SETS = ("dev", "heldout", "heldout2")
 # used for choices (a development set since); "blind2", eight more in other voices, the same
 # (blind until 2026-12-02); "blind3", eight more in four new voices, reported once
 # (2026-12-02) and looked into since; "blind4", four more in two new voices, written after the
-# judge's 2026-12-03 corpus and never used for any choice (bench/data/blind*/README.md)
-STORY_SETS = ("stories", "blind1", "blind2", "blind3", "blind4")
+# judge's 2026-12-03 corpus and never used for any choice; "blind5", six more in three new
+# voices (2026-12-04), the same (bench/data/blind*/README.md)
+STORY_SETS = ("stories", "blind1", "blind2", "blind3", "blind4", "blind5")
 SETS = (*STORY_SETS, *ITEM_SETS)
 FINAL_KINDS = ("active", "retired", "not_facts", "mixed")
 RETIRED = {"superseded", "retracted"}  # closed by a later statement or a removal

@@ -97,6 +97,9 @@ def test_the_blind_stories_load() -> None:
     blind4 = conv.load_set("blind4")
     assert len(blind4) == 4 and all(len(c.turns) >= 38 and len(c.probes) >= 20 for c in blind4)
     assert {c.id for c in blind4}.isdisjoint({c.id for c in (*blind, *blind2, *blind3)})
+    blind5 = conv.load_set("blind5")
+    assert len(blind5) == 6 and all(len(c.turns) >= 38 and len(c.probes) >= 20 for c in blind5)
+    assert {c.id for c in blind5}.isdisjoint({c.id for c in (*blind, *blind2, *blind3, *blind4)})
 
 
 def test_a_story_is_scored_on_its_write_path_from_its_current_probes() -> None:
