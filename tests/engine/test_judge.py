@@ -284,3 +284,26 @@ def test_a_number_said_with_and_without_its_unit_is_one_value():
                               " 60` so if the VM hangs for 60s heart reboots the board.")
     assert several_values("each user server gets 8 GB, each worker 16 GB")
     assert several_values("the api is on 8080 and runs v2.1")
+
+
+def test_a_reading_at_review_retires_when_the_statement_names_the_value_it_replaced(engine):
+    """The keys cannot meet (prose about a module, then its rename), the judge is only at
+    review; the statement's own words name the old value in the older sentence: retired."""
+    engine.judge_thresholds = Thresholds(supersede=1.0, review=0.0, veto=1.0)
+    first = engine.ingest("gameplay code lives in the `SaltCore` module", at=T1).actions[0]
+    act = engine.ingest("`SaltCore` is now `SaltGameplay`", at=T2).actions[0]
+    assert act.retired == (first.assertion_id,)
+    assert "names the value replaced" in (engine.get(first.assertion_id).reason or "")
+    assert engine.get(first.assertion_id).status is Status.SUPERSEDED
+
+
+@pytest.mark.parametrize("older", [
+    "the `SaltGameplay` module holds the AI code",  # names the new value only
+    "we build `SaltCore` and `SaltGameplay` side by side",  # names both
+])
+def test_a_reading_at_review_stays_in_review_unless_the_old_value_alone_is_named(engine, older):
+    engine.judge_thresholds = Thresholds(supersede=1.0, review=0.0, veto=1.0)
+    first = engine.ingest(older, at=T1).actions[0]
+    act = engine.ingest("`SaltCore` is now `SaltGameplay`", at=T2).actions[0]
+    assert first.assertion_id not in act.retired
+    assert engine.get(first.assertion_id).status is Status.ACTIVE

@@ -48,6 +48,7 @@ from .statements import Statement
 JUDGE_REVIEW = "judge:"  # the reason of a review item of the judge starts so
 PROPOSED = "proposed for #"  # …and names the open row it stands for
 MAX_PROPOSALS = 2  # review items one statement may raise
+_RENAMES = ("rule:rename", "parse:rename")  # a rename's old name is its subject
 _IDS = re.compile(r"#(\d+)")
 _FOR = re.compile(re.escape(PROPOSED) + r"(\d+)")
 _PART = re.compile(r"\(part (\d+) of (\d+)\)")
@@ -134,6 +135,25 @@ def several_values(text: str) -> bool:
     said with and without its unit ("HEART_BEAT_TIMEOUT 60 … hangs for 60s") is one value."""
     return len({_UNIT.sub("", m.group(0).strip(".:-")).casefold()
                 for m in _VALUE.finditer(text)} - {""}) >= 2
+
+
+def _says_it_replaced(st: Statement, old: str) -> bool:
+    """The new statement's rules name the value it replaced ("moved from X to Y"), and the
+    older sentence names that value and not the new one: with a reading at review, the
+    statement's own words corroborate the judge (the keys could not meet: the older sentence
+    keyed X under other words)."""
+    held = named_values(old) | _words(old)
+
+    def bare(value: str) -> str:
+        return value.strip("`'\"").casefold()
+
+    for ex in st.extractions:
+        was = ex.subject if ex.relation == "name" and ex.method in _RENAMES \
+            else ex.old_object
+        if was and not ex.rollback and not ex.removal and bare(was) in held \
+                and bare(ex.object) not in held:
+            return True
+    return False
 
 
 def _meant(rows: list[tuple[int, str | None, str | None]], sentence: str,
@@ -243,15 +263,19 @@ def apply_judgement(ctx: WriteContext, st: Statement, acts: list[IngestAction],
                 best_p = best
                 best_reason = (f"judge {name}: updates {best:.2f} — part of"
                                f" {_quote(pair.text)}; the rest stays current as #{rest}")
-        elif rows and v.updates >= th.supersede and meant:
+        elif rows and meant and (v.updates >= th.supersede or (
+                v.updates >= th.review and _says_it_replaced(st, pair.text))):
+            # sure, or at review and the statement's own words name the value it replaced in
+            # the older sentence (a one-fact sentence: `meant`)
+            said = "" if v.updates >= th.supersede else ", and it names the value replaced"
             for rid in meant:
                 close_row(ctx, rid, t, own[0], f"superseded by #{own[0]} (judge {name}:"
-                          f" updates {v.updates:.2f})", Status.SUPERSEDED)
+                          f" updates {v.updates:.2f}{said})", Status.SUPERSEDED)
                 retired.append(rid)
             decision = "superseded"
             if v.updates > best_p:
                 best_p = v.updates
-                best_reason = (f"judge {name}: updates {v.updates:.2f} —"
+                best_reason = (f"judge {name}: updates {v.updates:.2f}{said} —"
                                f" {_quote(pair.text)}")
         elif rows and pair.review_part is not None and len(rows) == 1 \
                 and len(proposals) < MAX_PROPOSALS:
