@@ -446,3 +446,55 @@ def test_a_denied_value_is_the_value_the_claim_replaced(line, value, old):
     (r,) = read([line], T0)
     (e,) = r.extractions
     assert (e.object, e.old_object) == (value, old)
+
+
+@pytest.mark.parametrize(("first", "said"), [
+    ("we hold the slot for 10 minutes (`SlotHold::TTL = 10.minutes` in app/models/slot_hold.rb)",
+     "people hoard slots, changed it: `SlotHold::TTL = 7.minutes`, PR #412"),
+    ("bumped puma: `WEB_CONCURRENCY=4` in deploy.yml env now",
+     "the web boxes read `WEB_CONCURRENCY=6` from deploy.yml since the resize"),
+    ("its just an env var DM_CACHE_TTL=600 on the deployment so easy to flip",
+     "closures were stale for too long, DM_CACHE_TTL=300 on the deployment today"),
+])
+def test_a_config_line_pasted_in_a_sentence_is_keyed_by_its_own_name(engine, first, said):
+    """The pasted line's key is the code's name in every voice: the new line retires the
+    old one whatever prose is around either."""
+    engine.ingest(first, at=day(0))
+    act = engine.ingest(said, at=day(1)).actions[0]
+    assert act.action is Action.SUPERSEDED and act.method.startswith("rule:")
+    assert active_texts(engine) == {said}
+
+
+@pytest.mark.parametrize(("sentence", "values"), [
+    ("`timeout: 30s` for the api", {"30s"}),  # a key of one plain word and no config file
+    ("dev kits build with MIX_TARGET=rpi4 and the production board with MIX_TARGET=ember_cm4",
+     {"rpi4", "ember_cm4"}),  # one key, two values: one per target
+    ("the old limit was `RATE_LIMIT=100`", {"100"}),  # what it was, not what it is
+])
+def test_a_pasted_line_that_names_no_one_current_thing_keys_nothing(sentence, values):
+    [r] = read([sentence], T0)
+    assert not [e for e in r.extractions if e.object in values]
+
+
+def test_a_plain_word_key_is_keyed_under_the_config_file_the_sentence_names():
+    [r] = read(["sidekiq.yml now says `:concurrency: 25`"], T0)
+    assert [(e.subject, e.object) for e in r.extractions] == [("sidekiq.yml concurrency", "25")]
+
+
+@pytest.mark.parametrize(("said", "core"), [
+    ("the monday backlog hit 14k jobs so I bumped sidekiq concurrency to 25",
+     "I bumped sidekiq concurrency to 25"),
+    ("Hollis says 10 min is too long, so we changed the hold to 7 minutes",
+     "we changed the hold to 7 minutes"),
+    ("the API port is 9090 so we updated the docs", "the API port is 9090"),  # no change after
+])
+def test_an_action_taken_for_a_reason_said_first_is_the_fact(said, core):
+    assert classify(said).core == core
+
+
+def test_a_change_after_its_reason_retires_the_old_value(engine):
+    engine.ingest("sidekiq concurrency is 10", at=day(0))
+    said = "the monday backlog hit 14k jobs so I bumped sidekiq concurrency to 25"
+    act = engine.ingest(said, at=day(1)).actions[0]
+    assert act.action is Action.SUPERSEDED and act.object == "25"
+    assert active_texts(engine) == {said}

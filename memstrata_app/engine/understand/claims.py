@@ -2,7 +2,8 @@
 (subject, relation, value) with its context and, for a change, the value it replaced.
 
 Order of the tiers for one claim: change statements (changes.py), then the phrasing rules
-(rules/), then the value-slot frame (slots.py). Context qualifiers are taken out first
+(rules/) with the config lines pasted in the clause (`inline_assignments`), then the
+value-slot frame (slots.py). Context qualifiers are taken out first
 (context.py), discourse wrappers and reasons before that (discourse.py).
 """
 
@@ -191,9 +192,61 @@ def _one_claim(text: str, doc: Any, at: datetime, *, past: bool = False) -> list
     # a rule's claim whose subject only points or counts ("runs every 4h" keyed `every`) is
     # none: the clause's frame may still key it
     exts = [e for e in extract(text, at) if e.subject.strip().lower() not in FUNCTION_WORDS]
+    pasted = inline_assignments(text, at, past=past)
+    if pasted:
+        # the pasted line keys its fact by the code's own name; a reading of the clause that
+        # took the line into its key or value ("bumped puma" = "`WEB_CONCURRENCY=4`") goes,
+        # and a pasted line whose value the clause's own claim holds already adds nothing
+        names = [k for k, _ in pasted]
+        exts = [e for e in exts if not any(n in e.subject.casefold() or n in e.object.casefold()
+                                           for n in names)]
+        held = {strip_wrapping(e.object).casefold() for e in exts}
+        exts += [e for _, e in pasted if strip_wrapping(e.object).casefold() not in held]
     if exts:
         return exts
     return [] if past else frame_extraction(text)
+
+
+# A config line pasted into a sentence: `KEY=value`, `key: value`, `Owner::NAME = value` in a
+# code span, or a bare ENV_VAR=value. The line's key is the code's own name, the same in every
+# voice that pastes it.
+_INLINE_KV = re.compile(
+    r"`:?(?P<kv>(?P<k>[A-Za-z_@][\w.:\-/@]*)\s*(?:=|:)\s*[^`\s=:/][^`]{0,60})`"
+    r"|(?<![\w`=/.-])(?P<env>(?P<ek>[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)=[^\s,;`()\[\]]+)")
+_CONFIG_FILE = re.compile(
+    r"(?<![\w/.-])([\w\-]+\.(?:ya?ml|toml|json|exs?|rb|ts|js|env|conf|ini|cfg|properties))\b",
+    _I)
+_WAS_BEFORE = re.compile(r"\b(?:was|were|used\s+to\s+be)\b(?:\s+\S+){0,3}\s*$", _I)
+_KV_METHODS = frozenset(("rule:key_value", "rule:copula", "rule:version_pin"))
+
+
+def inline_assignments(text: str, at: datetime, *,
+                       past: bool = False) -> list[tuple[str, Extraction]]:
+    """The config lines pasted in a clause, each as (its key casefolded, its claim). A key
+    that is one plain word (`concurrency: 25`) names nothing alone: it is keyed under the
+    config file the clause names (`sidekiq.yml`), or not at all. A key given two values in
+    the clause (one per target) keys neither. `past`: the clause speaks of the past; a line
+    said as what was ("the old one was `TTL=600`") is not read."""
+    out: list[tuple[str, Extraction]] = []
+    for m in _INLINE_KV.finditer(text):
+        if past and _WAS_BEFORE.search(text, 0, m.start()):
+            continue
+        line, key = (m.group("kv"), m.group("k")) if m.group("kv") else (m.group("env"),
+                                                                           m.group("ek"))
+        where = ""
+        if key.isalpha() and key.islower():
+            f = _CONFIG_FILE.search(text)
+            if f is None:
+                continue
+            where = f.group(1)
+        for e in extract(line, at):
+            if e.method in _KV_METHODS and e.object and not e.removal:
+                subj = f"{where} {e.subject}" if where else e.subject
+                out.append((key.casefold(), replace(e, subject=subj, sentence=text)))
+    values: dict[tuple[str, str], set[str]] = {}
+    for _, e in out:
+        values.setdefault((e.subject.casefold(), e.relation), set()).add(e.object.casefold())
+    return [(k, e) for k, e in out if len(values[(e.subject.casefold(), e.relation)]) == 1]
 
 
 # "to port 8080", "to version 2.1": an attribute word said with the new value

@@ -197,8 +197,30 @@ def _strip_leading(text: str) -> str:
         t = rest
 
 
+# "backlog hit 14k so I bumped concurrency to 25": what follows "so I/we" and a change verb
+# is the action taken, the fact; what comes before it is the reason
+_SO_DID = re.compile(
+    r",?(?<!\s)\s+so\s+(?=(?:i|we)(?:'ve|\s+have|\s+just|\s+now|\s+also|\s+finally)?\s+"
+    r"(?:changed|bumped|set|moved|switched|raised|lowered|dropped|increased|decreased|reduced|"
+    r"upgraded|downgraded|pinned|rolled|reverted|doubled|halved|upped|capped|extended|"
+    r"shortened|migrated|renamed|replaced|swapped|flipped|turned|cut)\b)", _I)
+
+
+def consequence(text: str) -> str | None:
+    """The action a sentence says was taken for the reason before it ("…, so I changed X to
+    Y"), or None."""
+    m = _SO_DID.search(text)
+    if m and len(text[:m.start()].split()) >= 2:
+        return text[m.end():]
+    return None
+
+
 def strip_reason(text: str) -> str:
-    """Cut a trailing reason or aside; keep the text when nothing would be left."""
+    """Cut a trailing reason or aside; keep the text when nothing would be left. A reason
+    said first ("…, so I bumped X to 8") gives way to the action after it."""
+    did = consequence(text)
+    if did is not None:
+        return strip_reason(did)
     m = _REASON.search(text)
     if m and len(text[:m.start()].split()) >= 2:
         return text[:m.start()].rstrip(" ,;:")
@@ -226,7 +248,9 @@ def classify(sentence: str, *, commit: bool = False, wh_clause: bool = False) ->
     if QUESTION_START.match(core) and _inverted(core) and not (
             wh_clause and WH_START.match(core)):
         return Utterance("question", core, NO_MARK)
-    head = _REASON.split(strip_wrappers(raw))[0] if _REASON.search(raw) else core
+    bare = strip_wrappers(raw)
+    bare = consequence(bare) or bare
+    head = _REASON.split(bare)[0] if _REASON.search(bare) else core
     head = _FIRST_CLAUSE.split(head)[0]
     if HEDGE.search(head):
         return Utterance("hedge", core, "a hedge or proposal: kept as a note, retires nothing")
