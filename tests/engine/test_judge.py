@@ -307,3 +307,28 @@ def test_a_reading_at_review_stays_in_review_unless_the_old_value_alone_is_named
     act = engine.ingest("`SaltCore` is now `SaltGameplay`", at=T2).actions[0]
     assert first.assertion_id not in act.retired
     assert engine.get(first.assertion_id).status is Status.ACTIVE
+
+
+def test_a_reading_at_review_retires_a_quantity_in_the_unit_the_statement_keys(engine):
+    """The keys cannot meet (a frame's words, then a change's), the judge is at review; the
+    older fact is a number of the unit the statement keys at another number: retired."""
+    engine.judge_thresholds = Thresholds(supersede=1.0, review=0.0, veto=1.0)
+    first = engine.ingest("we keep max 200 items then the oldest get dropped",
+                          at=T1).actions[0]
+    act = engine.ingest("offline queue max raised to 500 items", at=T2).actions[0]
+    assert act.retired == (first.assertion_id,)
+    assert engine.get(first.assertion_id).status is Status.SUPERSEDED
+
+
+@pytest.mark.parametrize("later", [
+    "offline queue timeout raised to 500ms",  # another unit: another quantity
+    "offline queue max raised to 200 items",  # the same number: nothing replaced
+])
+def test_a_reading_at_review_stays_in_review_for_another_unit_or_the_same_number(engine,
+                                                                                  later):
+    engine.judge_thresholds = Thresholds(supersede=1.0, review=0.0, veto=1.0)
+    first = engine.ingest("we keep max 200 items then the oldest get dropped",
+                          at=T1).actions[0]
+    act = engine.ingest(later, at=T2).actions[0]
+    assert first.assertion_id not in act.retired
+    assert engine.get(first.assertion_id).status is Status.ACTIVE

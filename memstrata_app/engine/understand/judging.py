@@ -156,6 +156,39 @@ def _says_it_replaced(st: Statement, old: str) -> bool:
     return False
 
 
+_MEASURE = re.compile(r"^~?(\d[\d.,_]*)\s*([a-z%]+)$", re.IGNORECASE)
+_UNITS = {"sec": "s", "secs": "s", "second": "s", "seconds": "s", "mins": "min",
+          "minute": "min", "minutes": "min", "m": "min", "hr": "h", "hrs": "h", "hour": "h",
+          "hours": "h", "day": "d", "days": "d", "gib": "gb", "mib": "mb", "kib": "kb"}
+
+
+def _measure(value: str) -> tuple[str, str] | None:
+    m = _MEASURE.match(value.strip("`'\" ").casefold())
+    if m is None:
+        return None
+    unit = m.group(2)
+    unit = _UNITS.get(unit, unit[:-1] if len(unit) > 3 and unit.endswith("s") else unit)
+    return m.group(1).replace(",", "").replace("_", ""), unit
+
+
+def _same_measure(ctx: WriteContext, st: Statement, meant: list[int], old: str) -> bool:
+    """The candidate's one fact is a quantity in the unit of one the new statement keys, at
+    another number, and the candidate does not hold the new one ("max 200 items" beside
+    "offline queue max raised to 500 items")."""
+    if len(meant) != 1:
+        return False
+    got = ctx.q("SELECT object FROM assertions WHERE id=?", (meant[0],))
+    was = _measure(str(got[0][0])) if got and got[0][0] else None
+    if was is None:
+        return False
+    held = _words(old)
+    for ex in st.extractions:
+        now = _measure(ex.object)
+        if now and now[1] == was[1] and now[0] != was[0] and now[0] not in held:
+            return True
+    return False
+
+
 def _meant(rows: list[tuple[int, str | None, str | None]], sentence: str,
            candidate: str = "") -> list[int] | None:
     """Of a sentence's rows (one per fact it states), those the new statement is about: the
@@ -264,7 +297,8 @@ def apply_judgement(ctx: WriteContext, st: Statement, acts: list[IngestAction],
                 best_reason = (f"judge {name}: updates {best:.2f} — part of"
                                f" {_quote(pair.text)}; the rest stays current as #{rest}")
         elif rows and meant and (v.updates >= th.supersede or (
-                v.updates >= th.review and _says_it_replaced(st, pair.text))):
+                v.updates >= th.review and (_says_it_replaced(st, pair.text)
+                                            or _same_measure(ctx, st, meant, pair.text)))):
             # sure, or at review and the statement's own words name the value it replaced in
             # the older sentence (a one-fact sentence: `meant`)
             said = "" if v.updates >= th.supersede else ", and it names the value replaced"
