@@ -332,3 +332,14 @@ def test_a_reading_at_review_stays_in_review_for_another_unit_or_the_same_number
     act = engine.ingest(later, at=T2).actions[0]
     assert first.assertion_id not in act.retired
     assert engine.get(first.assertion_id).status is Status.ACTIVE
+
+
+def test_a_quantity_said_beside_no_change_retires_nothing_of_the_same_unit(engine):
+    """'5 min retry_delay' says nothing changed: the run interval of 15 min is another
+    quantity that happens to share the unit."""
+    engine.judge_thresholds = Thresholds(supersede=1.0, review=0.0, veto=1.0)
+    first = engine.ingest("we run the ingest job every 15 min", at=T1).actions[0]
+    act = engine.ingest("nvm found it: the ingest job waits 5 min between retries",
+                        at=T2).actions[0]
+    assert first.assertion_id not in act.retired
+    assert engine.get(first.assertion_id).status is Status.ACTIVE

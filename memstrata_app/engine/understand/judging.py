@@ -183,7 +183,9 @@ def _same_measure(ctx: WriteContext, st: Statement, meant: list[int], old: str) 
         return False
     held = _words(old)
     for ex in st.extractions:
-        now = _measure(ex.object)
+        if not (ex.change or ex.old_object or ex.rollback):
+            continue  # a statement that says nothing changed ("5 min retry_delay") replaces
+        now = _measure(ex.object)  # no quantity of another it happens to share a unit with
         if now and now[1] == was[1] and now[0] != was[0] and now[0] not in held:
             return True
     return False
