@@ -498,3 +498,39 @@ def test_a_change_after_its_reason_retires_the_old_value(engine):
     act = engine.ingest(said, at=day(1)).actions[0]
     assert act.action is Action.SUPERSEDED and act.object == "25"
     assert active_texts(engine) == {said}
+
+
+def test_a_gradle_line_is_a_pasted_line_too():
+    [r] = read(["android config from build.gradle: `minSdkVersion 23` `targetSdkVersion 35`"], T0)
+    assert {(e.subject, e.object) for e in r.extractions} == {("minSdkVersion", "23"),
+                                                                ("targetSdkVersion", "35")}
+
+
+def test_a_one_word_key_is_keyed_under_the_file_named_last_before_it():
+    [r] = read(["config/target.exs sets the firmware logger, and on host (config/host.exs)"
+                " it's `level: :debug`"], T0)
+    assert [(e.subject, e.object) for e in r.extractions if e.method.startswith("rule:")] == [
+        ("host.exs level", ":debug")]
+
+
+def test_going_to_a_value_now_is_a_change_not_a_plan():
+    assert classify("minSdk bump: going to 26 now, `minSdkVersion 26` merged").kind == \
+        "statement"
+    assert classify("we're going to upgrade the SDK next week").kind == "plan"
+
+
+def test_one_changed_line_of_several_pasted_keeps_the_others_current_without_it(engine):
+    """A rule retires the one line's value; the sentence's other lines stay current in its
+    words without that line, so the old value is never served as current again."""
+    first = ("android config from android/app/build.gradle: `minSdkVersion 23`"
+             " `targetSdkVersion 35` `compileSdkVersion 35`")
+    engine.ingest(first, at=day(0))
+    said = "minSdk bump: going to 26 now, `minSdkVersion 26` merged"
+    act = engine.ingest(said, at=day(1)).actions[0]
+    assert act.action is Action.SUPERSEDED and act.object == "26"
+    rest = ("android config from android/app/build.gradle: `targetSdkVersion 35`"
+            " `compileSdkVersion 35`")
+    assert active_texts(engine) == {said, rest}
+    kept = {(a.subject, a.object) for a in engine.list_assertions(limit=50)
+            if a.status is Status.ACTIVE and a.text == rest}
+    assert kept == {("targetSdkVersion", "35"), ("compileSdkVersion", "35")}

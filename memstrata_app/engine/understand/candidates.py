@@ -18,6 +18,7 @@ from ..metrics import Metrics
 from ..retrieve.retriever import Retriever
 from ..timeutil import to_ts
 from ..types import EngineError, IngestAction
+from .claims import pasted_lines
 from .clauses import elide, part_spans
 from .extract import text_hash
 from .judge import (
@@ -172,6 +173,10 @@ class Judging:
             log.exception("the update judge failed on a sentence's parts; judged whole")
             n_parts = 0
         try:
+            self._span_rests(out, todo)
+        except Exception:  # without them a rule retires such a sentence's line as before
+            log.exception("the sentences without their pasted lines could not be embedded")
+        try:
             self._ground(out, todo)  # (its pairs are counted by ungrounded)
         except Exception:  # without the check a reading stands as the judge gave it
             log.exception("the update judge's grounding check failed; verdicts stand")
@@ -239,6 +244,25 @@ class Judging:
                 judged = list(out[i].judged)
                 judged[k] = replace(judged[k], ungrounded=why)
                 out[i] = replace(out[i], judged=tuple(judged))
+
+    def _span_rests(self, out: list[Statement], todo: list[int]) -> None:
+        """For each candidate pasting two or more config lines, the sentence without each
+        line, embedded (JudgedPair.span_rests)."""
+        jobs: list[tuple[int, int, list[tuple[str, str]]]] = []
+        for i in todo:
+            for k, jp in enumerate(out[i].judged):
+                lines = pasted_lines(jp.text)
+                if len(lines) >= 2 and not jp.later:
+                    jobs.append((i, k, [(ln, " ".join(jp.text.replace(ln, " ", 1).split()))
+                                        for ln in dict.fromkeys(lines)]))
+        if not jobs:
+            return
+        vecs = iter(self.retriever.embedder.embed([r for *_, rs in jobs for _, r in rs]))
+        for i, k, rs in jobs:
+            judged = list(out[i].judged)
+            judged[k] = replace(judged[k], span_rests=tuple(
+                (ln, rest, next(vecs)) for ln, rest in rs))
+            out[i] = replace(out[i], judged=tuple(judged))
 
     def _read_parts(self, out: list[Statement], todo: list[int]) -> int:
         """A candidate the judge reads as (maybe) updated that divides into parts, read part

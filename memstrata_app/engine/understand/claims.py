@@ -127,6 +127,11 @@ def _claims(sentence: str, u: Utterance, doc: Any, at: datetime) -> list[Extract
                 continue  # "runs every 6h" names nothing: keyed, it would retire "every 5h"
             fin = _finish(ex, sentence, ctx, text)
             out.append(replace(fin, broad=True) if ctx.broad and not fin.context else fin)
+    # a value a rule keyed in one clause and the frame read in another is one fact ("going to
+    # 26 now, `minSdkVersion 26` merged"): the rule's key stands for it
+    keyed = {strip_wrapping(e.object).casefold() for e in out if e.method.startswith("rule:")}
+    out = [e for e in out if not (e.method == "frame:value-slot"
+                                  and strip_wrapping(e.object).casefold() in keyed)]
     seen: set[tuple[str, str, str, str]] = set()
     uniq = []
     for e in out:
@@ -211,13 +216,20 @@ def _one_claim(text: str, doc: Any, at: datetime, *, past: bool = False) -> list
 # code span, or a bare ENV_VAR=value. The line's key is the code's own name, the same in every
 # voice that pastes it.
 _INLINE_KV = re.compile(
-    r"`:?(?P<kv>(?P<k>[A-Za-z_@][\w.:\-/@]*)\s*(?:=|:)\s*[^`\s=:/][^`]{0,60})`"
-    r"|(?<![\w`=/.-])(?P<env>(?P<ek>[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)=[^\s,;`()\[\]]+)")
+    r"`:?(?P<kv>(?P<k>[A-Za-z_@][\w.\-/@]*(?:::[\w.\-/@]+)*)\s*(?:=|:)\s*[^`\s=/][^`]{0,60})`"
+    r"|(?<![\w`=/.-])(?P<env>(?P<ek>[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)=[^\s,;`()\[\]]+)"
+    # a gradle or conf line: a code name and a number (`minSdkVersion 23`, `listener 8883`)
+    r"|`@?(?P<sk>[A-Za-z][a-z0-9]*(?:[A-Z_][A-Za-z0-9]*)*)[ \t]+(?P<sv>\d[\w.:+-]*)`")
 _CONFIG_FILE = re.compile(
-    r"(?<![\w/.-])([\w\-]+\.(?:ya?ml|toml|json|exs?|rb|ts|js|env|conf|ini|cfg|properties))\b",
+    r"(?<![\w.-])([\w\-]+\.(?:ya?ml|toml|json|exs?|rb|ts|js|env|conf|ini|cfg|properties))\b",
     _I)
 _WAS_BEFORE = re.compile(r"\b(?:was|were|used\s+to\s+be)\b(?:\s+\S+){0,3}\s*$", _I)
 _KV_METHODS = frozenset(("rule:key_value", "rule:copula", "rule:version_pin"))
+
+
+def pasted_lines(text: str) -> list[str]:
+    """The config lines pasted in a text, as written (code spans with their backticks)."""
+    return [m.group(0) for m in _INLINE_KV.finditer(text)]
 
 
 def inline_assignments(text: str, at: datetime, *,
@@ -231,14 +243,21 @@ def inline_assignments(text: str, at: datetime, *,
     for m in _INLINE_KV.finditer(text):
         if past and _WAS_BEFORE.search(text, 0, m.start()):
             continue
-        line, key = (m.group("kv"), m.group("k")) if m.group("kv") else (m.group("env"),
-                                                                           m.group("ek"))
+        if m.group("kv"):
+            line, key = m.group("kv"), m.group("k")
+        elif m.group("env"):
+            line, key = m.group("env"), m.group("ek")
+        else:
+            line, key = f"{m.group('sk')} = {m.group('sv')}", m.group("sk")
         where = ""
         if key.isalpha() and key.islower():
-            f = _CONFIG_FILE.search(text)
-            if f is None:
+            # the file named last before the line, else the first after it
+            files = [(f.start(), f.group(1)) for f in _CONFIG_FILE.finditer(text)]
+            before = [f for at_, f in files if at_ < m.start()]
+            after = [f for at_, f in files if at_ > m.start()]
+            if not before and not after:
                 continue
-            where = f.group(1)
+            where = before[-1] if before else after[0]
         for e in extract(line, at):
             if e.method in _KV_METHODS and e.object and not e.removal:
                 subj = f"{where} {e.subject}" if where else e.subject

@@ -80,7 +80,7 @@ HEDGE = re.compile(
     _I,
 )
 PLAN = re.compile(
-    r"\b(?:will|we'?ll|i'?ll|it'?ll|they'?ll|going\s+to|gonna|plan(?:ning)?\s+to|"
+    r"\b(?:will|we'?ll|i'?ll|it'?ll|they'?ll|going\s+to(?!\s+v?\d)|gonna|plan(?:ning)?\s+to|"
     r"planned|want\s+to|wanna|need\s+to|needs\s+to|have\s+to|has\s+to|hoping\s+to|"
     r"about\s+to|eventually|someday|at\s+some\s+point|next\s+(?:week|sprint|month|quarter|year)|"
     r"on\s+the\s+roadmap|todo|to-?do|later\s+this)\b",

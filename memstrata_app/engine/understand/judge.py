@@ -72,6 +72,10 @@ class JudgedPair:
     # threshold, the sentence without it and every other part plainly not; its rest, as above
     rule_rest: str | None = None
     rule_rest_vector: Any = None
+    # a candidate pasting two or more config lines (`minSdkVersion 23` `targetSdkVersion 35`):
+    # for each line, (the line, the sentence without it, its vector), for a rule that retires
+    # the one line's value to keep the others current in words that no longer state it
+    span_rests: tuple[tuple[str, str, Any], ...] = ()
     # no part reads as an update sure enough to retire, but exactly one between the review
     # and the retire thresholds, the sentence without it and every other part plainly not:
     # that part's index (a reviewer decides; approving retires that part alone)

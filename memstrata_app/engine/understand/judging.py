@@ -48,6 +48,7 @@ from .statements import Statement
 JUDGE_REVIEW = "judge:"  # the reason of a review item of the judge starts so
 PROPOSED = "proposed for #"  # …and names the open row it stands for
 MAX_PROPOSALS = 2  # review items one statement may raise
+PASTED_REST = "rule:pasted-line"  # the rest of a sentence one of whose pasted lines changed
 _RENAMES = ("rule:rename", "parse:rename")  # a rename's old name is its subject
 _IDS = re.compile(r"#(\d+)")
 _FOR = re.compile(re.escape(PROPOSED) + r"(\d+)")
@@ -382,14 +383,23 @@ def _narrow_rules(ctx: WriteContext, st: Statement, rule_retired: set[int],
             continue
         remainder, vector = ((pair.remainder, pair.remainder_vector) if pair.remainder
                              else (pair.rule_rest, pair.rule_rest_vector))
+        retired = ctx.q(f"SELECT object FROM assertions WHERE id IN"
+                        f" ({','.join('?' * len(ids))})", tuple(ids))
+        why = f"judge {name}: updates {max(pair.parts):.2f}" if pair.parts else ""
+        how = f"judge:{name}"
+        if remainder is None and len(ids) == 1 and retired[0][0]:
+            # one pasted config line holds the retired value: the rest is the sentence
+            # without that line (its other lines stay current)
+            lines = [(r, v) for ln, r, v in pair.span_rests
+                     if str(retired[0][0]).casefold() in ln.casefold()]
+            if len(lines) == 1:
+                (remainder, vector), why = lines[0], "its pasted line changed"
+                how = PASTED_REST
         if remainder is None:
             continue
         said = remainder.casefold()
-        retired = ctx.q(f"SELECT object FROM assertions WHERE id IN"
-                        f" ({','.join('?' * len(ids))})", tuple(ids))
         if any(v[0] and str(v[0]).casefold() in said for v in retired):
             continue  # the rest would still state a value the rule retired
-        why = f"judge {name}: updates {max(pair.parts):.2f}"
         still = _open_rows(ctx, h, st.space, t, set(own))
         if still:
             # its other facts are current, but their words state the old value too ("prod
@@ -399,12 +409,12 @@ def _narrow_rules(ctx: WriteContext, st: Statement, rule_retired: set[int],
                            f" ({','.join('?' * len(still))})", tuple(r[0] for r in still))
             if any(not v[0] or str(v[0]).casefold() not in said for v in values):
                 continue
-            rest = keep_rest(ctx, still, remainder, vector, own[0], t, why, f"judge:{name}")
+            rest = keep_rest(ctx, still, remainder, vector, own[0], t, why, how)
         elif h in keyed:
             continue  # a keyed fact is one fact: its sentence's others have rows of their own
         else:
             rest = keep_rest(ctx, [(rid, None, None) for rid in ids], remainder, vector,
-                              own[0], t, why, f"judge:{name}", closed=True)
+                              own[0], t, why, how, closed=True)
         out.update(dict.fromkeys(ids, rest))
     return out
 
