@@ -534,3 +534,29 @@ def test_one_changed_line_of_several_pasted_keeps_the_others_current_without_it(
     kept = {(a.subject, a.object) for a in engine.list_assertions(limit=50)
             if a.status is Status.ACTIVE and a.text == rest}
     assert kept == {("targetSdkVersion", "35"), ("compileSdkVersion", "35")}
+
+
+def test_a_change_done_before_a_plan_in_its_sentence_is_a_statement():
+    said = ("priya renamed `cust_feats_v3` to `customer_features`, the dag writes to the new"
+            " one already, so anything still reading the old name will break")
+    assert classify(said).kind == "statement"
+    assert classify("we will have to rename the table, it will break things").kind == "plan"
+
+
+def test_a_rename_keeps_the_other_parts_of_the_old_names_sentence_current(engine):
+    """The rule retires the part naming the old name; the sentence's other facts stay
+    current in its words without that part. The judge reads no part as an update (its
+    thresholds out of reach): the statement's own words say which part held the old name."""
+    from memstrata_app.engine.understand.judge import Thresholds
+
+    engine.judge_thresholds = Thresholds(supersede=1.0, review=1.0, veto=1.0)
+    engine.ingest("the feature table is `cust_feats_v3`, the model uses tenure_days and"
+                  " plan_age", at=day(0))
+    said = "priya renamed `cust_feats_v3` to `customer_features`"
+    engine.ingest(said, at=day(1))
+    current = active_texts(engine)
+    assert said in current
+    assert not [t for t in current if "cust_feats_v3" in t and t != said]
+    assert {(a.subject, a.object) for a in engine.list_assertions(limit=50)
+            if a.status is Status.ACTIVE and a.relation == "uses"} == {
+        ("model", "tenure_days"), ("model", "plan_age")}

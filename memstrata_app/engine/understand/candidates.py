@@ -322,6 +322,15 @@ class Judging:
                          and len(soft) == 1 and all(alone[n] < th.review for n in
                                                     range(len(spans)) if n != soft[0])
                          else None)
+            if rest is None and rule_rest is None:
+                # the statement names the value it replaced, and one part alone holds it:
+                # where a rule retires that value, the other parts are the rest
+                text = out[i].judged[k].text
+                olds = replaced_values(out[i])
+                held = [n for n, (a, b) in enumerate(spans)
+                        if any(o in text[a:b].casefold() for o in olds)]
+                if len(held) == 1:
+                    rule_rest = elide(text, spans, held)
             rests.append((i, k, alone, rest, review, rule_rest))
         texts = [r for *_, r, _, _ in rests if r is not None]
         texts += [r for *_, r in rests if r is not None]
@@ -337,6 +346,14 @@ class Judging:
                 judged[k] = replace(judged[k], rule_rest=rule_rest, rule_rest_vector=next(vecs))
                 out[i] = replace(out[i], judged=tuple(judged))
         return len(pairs)
+
+
+def replaced_values(st: Statement) -> set[str]:
+    """The values a statement says it replaced: a change's old value, a rename's old name."""
+    out = {ex.old_object for ex in st.extractions if ex.old_object and not ex.rollback}
+    out |= {ex.subject for ex in st.extractions
+            if ex.relation == "name" and ex.method in ("rule:rename", "parse:rename")}
+    return {v.strip("`'\"").casefold() for v in out if len(v.strip("`'\"")) > 1}
 
 
 def _vectors(out: Sequence[Statement], todo: Sequence[int]) -> dict[str, np.ndarray]:

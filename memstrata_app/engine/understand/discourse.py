@@ -227,6 +227,14 @@ def strip_reason(text: str) -> str:
     return text
 
 
+# a change done, said in a clause before the plan's words ("priya renamed `a` to `b`, …, so
+# anything still reading the old name will break"): the sentence states what was done
+_DONE_FIRST = re.compile(
+    r"^(?:(?!\b(?:will|'ll|going\s+to|plan(?:ning)?\s+to|want\s+to|need\s+to)\b).)*?"
+    r"\b(?:renamed|moved|bumped|switched|changed|upgraded|downgraded|migrated|replaced|raised|"
+    r"lowered|increased|reduced|reverted|rolled\s+back|merged|shipped|deployed)\b[^,;]*[,;]", _I)
+
+
 NO_MARK = "a question (no question mark)"
 WH_START = re.compile(r"^(?:what|which|who|whom|whose|where|when|why|how)\b", _I)
 
@@ -258,7 +266,8 @@ def classify(sentence: str, *, commit: bool = False, wh_clause: bool = False) ->
         # in force from now: read as the statement it makes ("the timeout is 30 seconds")
         now = _WILL_BE.sub("is", IN_FORCE.sub("", core)).strip(" ,;:-")
         return Utterance("statement", now or core, "a decision in force from now")
-    if PLAN.search(head) and not NEGATED_PAST.search(head):
+    plan = PLAN.search(head)
+    if plan and not NEGATED_PAST.search(head) and not _DONE_FIRST.search(head[:plan.start()]):
         return Utterance("plan", core, "a plan, not yet done: kept as a note, retires nothing")
     return Utterance("statement", core, "")
 
