@@ -560,3 +560,21 @@ def test_a_rename_keeps_the_other_parts_of_the_old_names_sentence_current(engine
     assert {(a.subject, a.object) for a in engine.list_assertions(limit=50)
             if a.status is Status.ACTIVE and a.relation == "uses"} == {
         ("model", "tenure_days"), ("model", "plan_age")}
+
+
+def test_a_config_line_after_so_is_the_fact_and_its_rollback_names_the_key(engine):
+    """'…, because …, so SESSION_LIFETIME=240 now': the line is the fact (the reason was
+    kept before); 'rollback on the SESSION_LIFETIME, back to 120' rolls that key back."""
+    first = ("people lose the cart during the pix payment, because pix takes time in the bank"
+             " app, so SESSION_LIFETIME=240 now in production")
+    assert classify(first).core.startswith("SESSION_LIFETIME=240")
+    engine.ingest(first, at=day(0))
+    said = "rollback on the SESSION_LIFETIME, back to 120"
+    act = engine.ingest(said, at=day(1)).actions[0]
+    assert act.action is Action.SUPERSEDED and act.subject == "SESSION_LIFETIME"
+    assert active_texts(engine) == {said}
+
+
+def test_a_reason_that_pastes_a_line_itself_stays_the_fact():
+    said = "we set TIMEOUT_MS=4000 in the env, so the retries settle to RETRY_MAX=3 now"
+    assert classify(said).core.startswith("we set TIMEOUT_MS=4000")

@@ -195,6 +195,9 @@ class Change:
 
 
 _LEAD = re.compile(rf"^{_WHO}{_AUX}", _I)
+# "rollback on the SESSION_LIFETIME, back to 120": the thing is what was rolled back
+_ROLLBACK_NOUN = re.compile(r"^(?:a\s+|the\s+)?(?:rollback|roll-back|revert|reversal)\s+"
+                            r"(?:on|of|for)\s+(?:the\s+|our\s+)?", _I)
 _TAIL_FILLER = re.compile(r"(?<!\s)\s+(?:now|again|too|as\s+well|today|back)$", _I)
 # …and no verb of going either ("We go back to 50": nothing named goes back)
 _THING_STOP = re.compile(r"^(?:it|them|that|this|things?|stuff|everything|over|up|down|back|"
@@ -223,7 +226,7 @@ def _thing(pre: str, mid: str) -> str:
     """The changed noun phrase: after the verb ("bumped X to"), else before it ("X was
     bumped to")."""
     for part in (mid, pre):
-        p = _LEAD.sub("", part.strip(" ,:;")).strip()
+        p = _ROLLBACK_NOUN.sub("", _LEAD.sub("", part.strip(" ,:;")).strip())
         p = _TRAIL_AUX.sub("", p)
         p = _TRAIL_PRONOUN.sub("", p).strip()
         p = _TAIL_FILLER.sub("", p).strip(" ,:;")

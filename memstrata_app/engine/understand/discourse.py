@@ -206,11 +206,21 @@ _SO_DID = re.compile(
     r"shortened|migrated|renamed|replaced|swapped|flipped|turned|cut)\b)", _I)
 
 
+# "…, so SESSION_LIFETIME=240 now in production": a config line after "so", where the reason
+# before it pastes none
+_SO_LINE = re.compile(r",?(?<!\s)\s+so\s+(?=[^,;]*?(?<![\w=/.-])[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+=\S)",
+                      _I)
+_ASSIGNED = re.compile(r"(?<![\w=/.-])[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+=\S")
+
+
 def consequence(text: str) -> str | None:
     """The action a sentence says was taken for the reason before it ("…, so I changed X to
-    Y"), or None."""
+    Y", "…, so SESSION_LIFETIME=240 now"), or None."""
     m = _SO_DID.search(text)
     if m and len(text[:m.start()].split()) >= 2:
+        return text[m.end():]
+    m = _SO_LINE.search(text)
+    if m and len(text[:m.start()].split()) >= 2 and not _ASSIGNED.search(text[:m.start()]):
         return text[m.end():]
     return None
 
