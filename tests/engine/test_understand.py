@@ -578,3 +578,21 @@ def test_a_config_line_after_so_is_the_fact_and_its_rollback_names_the_key(engin
 def test_a_reason_that_pastes_a_line_itself_stays_the_fact():
     said = "we set TIMEOUT_MS=4000 in the env, so the retries settle to RETRY_MAX=3 now"
     assert classify(said).core.startswith("we set TIMEOUT_MS=4000")
+
+
+@pytest.mark.parametrize(("first", "said", "value"), [
+    ("bumped puma: `WEB_CONCURRENCY=4` in deploy.yml env now",
+     "puma tweak: WEB_CONCURRENCY down to 3, the boxes were OOMing", "3"),
+    ("the android gps interval is 15s", "android gps interval down to 10s, smoother dots", "10s"),
+])
+def test_a_thing_down_to_a_value_is_a_change(engine, first, said, value):
+    engine.ingest(first, at=day(0))
+    act = engine.ingest(said, at=day(1)).actions[0]
+    assert act.action is Action.SUPERSEDED and act.object == value
+    assert active_texts(engine) == {said}
+
+
+@pytest.mark.parametrize("said", ["it comes down to 2 options", "we narrowed it down to 3"])
+def test_down_to_after_a_verb_of_choosing_is_no_change(said):
+    [r] = read([said], T0)
+    assert not [e for e in r.extractions if e.method == "parse:change"]

@@ -69,6 +69,14 @@ TO_ONLY = re.compile(
     rf"over\s+to|up\s+to|down\s+to)\s+{_v('new')}{_END}",
     _I,
 )
+# "WEB_CONCURRENCY down to 3", "android gps interval down to 10s": a change said without its
+# verb (not "it comes down to 2 options", "narrowed it down to 3")
+DOWN_TO = re.compile(
+    rf"^(?P<pre>[^,;]*?[\w`'\")](?<!\bboils)(?<!\bboiled)(?<!\bcomes)(?<!\bcame)(?<!\bcome)"
+    rf"(?<!\bnarrowed)(?<!\bit)(?<!\bthat)(?<!\bthem)(?<!\bup)(?<!\ball))\s+down\s+to\s+"
+    rf"(?=[^\s,;]*\d){_v('new')}{_END}",
+    _I,
+)
 # "replaced axios with ky", "swapped RabbitMQ for Redis", "dropped X in favour of Y",
 # "X replaced by Y", "moved off X onto Y", "ditched X for Y"
 REPLACE = re.compile(
@@ -331,6 +339,11 @@ def _find_change(text: str, doc: Any = None) -> Change | None:
     if m and _verb_governs(doc, m.group("verb")):
         thing = _thing(m.group("pre"), m.group("mid"))
         return Change(thing, _clean_value(m.group("new")), None, "parse:change")
+    m = DOWN_TO.match(text)
+    if m:  # (after a label: "puma tweak: WEB_CONCURRENCY down to 3")
+        thing = _thing(m.group("pre").rsplit(": ", 1)[-1], "")
+        if thing:
+            return Change(thing, _clean_value(m.group("new")), None, "parse:change")
     m = ARROW.match(text)
     if m and _RENAME_WORD.search(m.group("pre") or ""):
         return Change(_clean_value(m.group("old")), _clean_value(m.group("new")), None,
