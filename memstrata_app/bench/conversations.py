@@ -369,10 +369,27 @@ def settle_model_claims(eng: Any, ex: Extractor) -> None:
         tier.drain(60)
 
 
+def approve_judge_reviews(eng: Any) -> int:
+    """Approve every review item of the judge, oldest first, as a reviewer who trusts them
+    all (an item an earlier approval settled is passed over). Returns how many."""
+    from memstrata_app.engine import EngineError
+    from memstrata_app.engine.understand.judging import JUDGE_REVIEW
+
+    done = 0
+    for a in sorted(eng.quarantined(), key=lambda a: int(a.id)):
+        if (a.reason or "").startswith(JUDGE_REVIEW):
+            with contextlib.suppress(EngineError):
+                eng.approve(a.id)
+                done += 1
+    return done
+
+
 def run_case(case: Case, emb: CachedEmbedder, folder: Path, k: int = 5,
              extractor: Extractor | None = None, hybrid: bool = True,
-             judge: Any = "auto") -> dict[str, Any]:
-    """Replay one case into a fresh ledger and the plain store; score every probe."""
+             judge: Any = "auto", approve_judge: bool = False) -> dict[str, Any]:
+    """Replay one case into a fresh ledger and the plain store; score every probe.
+    `approve_judge`: a reviewer approves every review item of the judge before the probes
+    (what the review queue is worth, and the retirements a reviewer who trusts it makes)."""
     from memstrata_app.engine import MemoryEngine
 
     base = PlainStore(emb)
@@ -390,6 +407,8 @@ def run_case(case: Case, emb: CachedEmbedder, folder: Path, k: int = 5,
         turn_ids = replay(eng, case)
         if extractor is not None:
             settle_model_claims(eng, extractor)
+        if approve_judge:
+            approve_judge_reviews(eng)
         probes = []
         for p in case.probes:
             got = [h.text for h in eng.retrieve(p.q, k=k, as_of=p.as_of)]
@@ -437,13 +456,15 @@ def summarize(results: Iterable[dict[str, Any]]) -> dict[str, Any]:
 
 def run_set(name: str, emb: CachedEmbedder, family: str | None = None, limit: int | None = None,
             k: int = 5, log: Log = lambda _m: None, extractor: Extractor | None = None,
-            hybrid: bool = True, judge: Any = "auto") -> dict[str, Any]:
+            hybrid: bool = True, judge: Any = "auto",
+            approve_judge: bool = False) -> dict[str, Any]:
     """Every case of one set: per-family (or per-story) summaries, totals and details."""
     cases = load_set(name, family, limit)
     emb.warm([t for c in cases for _, t in c.turns] + [p.q for c in cases for p in c.probes])
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix=f"memstrata-conv-{name}-") as tmp:
-        results = [run_case(c, emb, Path(tmp), k, extractor, hybrid, judge) for c in cases]
+        results = [run_case(c, emb, Path(tmp), k, extractor, hybrid, judge, approve_judge)
+                   for c in cases]
     log(f"conversations/{name}: {len(cases)} cases in {time.perf_counter() - t0:.1f} s")
     families: dict[str, list[dict[str, Any]]] = {}
     for r in results:
@@ -461,16 +482,19 @@ def run_set(name: str, emb: CachedEmbedder, family: str | None = None, limit: in
 def run_sets(emb: CachedEmbedder, sets: Sequence[str] | None = None, family: str | None = None,
              limit: int | None = None, k: int = 5, log: Log = lambda _m: None,
              extractor: Extractor | None = None, hybrid: bool = True,
-             judge: Any = "auto") -> dict[str, Any]:
+             judge: Any = "auto", approve_judge: bool = False) -> dict[str, Any]:
     """The named sets (default: all on disk) and the grand totals; `hybrid=False` reads
-    by cosine alone; `judge="off"` decides by the rules alone."""
+    by cosine alone; `judge="off"` decides by the rules alone; `approve_judge`: every review
+    item of the judge approved before the probes."""
     names = list(sets) if sets is not None else available_sets()
     out: dict[str, Any] = {"k": k, "limit_per_family": limit, "sets": {},
+                           "approve_judge": approve_judge,
                            "extractor": (f"llm:{extractor.model}" + (" (all approved)"
                                          if extractor.approve else "")) if extractor else None}
     for n in names:
         try:
-            out["sets"][n] = run_set(n, emb, family, limit, k, log, extractor, hybrid, judge)
+            out["sets"][n] = run_set(n, emb, family, limit, k, log, extractor, hybrid, judge,
+                                     approve_judge)
         except (ConversationDataError, json.JSONDecodeError, OSError) as e:
             log(f"conversations/{n}: skipped, {e}")
             out["sets"][n] = {"error": f"{type(e).__name__}: {e}"}

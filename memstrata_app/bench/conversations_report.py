@@ -164,6 +164,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--approve-llm", action="store_true",
                     help="with --extractor: approve every model claim, as a reviewer who "
                          "accepts them all (else they stay in review)")
+    ap.add_argument("--approve-judge", action="store_true",
+                    help="approve every review item of the judge before the probes, as a "
+                         "reviewer who accepts them all (else they stay in review and count as"
+                         " misses)")
     ap.add_argument("--embedder", default="local", metavar="SPEC",
                     help='"local" (all-MiniLM-L6-v2, the default), "static" (model2vec, '
                          'distilled from it) or "ollama:MODEL"')
@@ -200,12 +204,14 @@ def main(argv: list[str] | None = None) -> int:
         base = default_thresholds()
         th = replace(base, **given)
         judge = (builtin_judge(), th)
-    conv = run_sets(emb, sets, args.family, args.limit, args.k, log, extractor, judge=judge)
+    conv = run_sets(emb, sets, args.family, args.limit, args.k, log, extractor, judge=judge,
+                    approve_judge=args.approve_judge)
     if args.json:
         print(json.dumps({"embedder": emb.name, "judge": args.judge, **conv}, indent=2,
                          default=str))
     else:
-        print(f"embedder: {emb.name}; update judge: {judge_name(args.judge)}")
+        approved = "; every review item of the judge approved" if args.approve_judge else ""
+        print(f"embedder: {emb.name}; update judge: {judge_name(args.judge)}{approved}")
         print(text(conv, args.verbose))
     return 0
 

@@ -276,3 +276,20 @@ def test_no_development_story_line_is_in_the_item_sets() -> None:
     for name in conv.ITEM_SETS:
         text = (conv.DATA / "conversations" / f"{name}.json").read_text(encoding="utf-8")
         assert not [s for s in lines if s in text], name
+
+
+def test_approving_the_judges_review_items_retires_what_they_propose(tmp_path, local_embedder):
+    """--approve-judge: a reviewer who accepts every judge proposal; other quarantined rows
+    (a low-confidence extraction) are left alone."""
+    from memstrata_app.engine.understand.judge import Thresholds, builtin_judge
+
+    if builtin_judge() is None:
+        pytest.skip("the update judge is not installed")
+    with MemoryEngine.open(tmp_path / "l.db", embedder=local_embedder) as eng:
+        eng.judge_thresholds = Thresholds(supersede=1.0, review=0.0, veto=1.0)
+        first = eng.ingest("The Dockerfile uses python 3.11.", at=_t(1)).actions[0]
+        eng.ingest("bumped the Dockerfile to python 3.12", at=_t(2))
+        assert eng.get(first.assertion_id).status.value == "active"
+        assert conv.approve_judge_reviews(eng) == 1
+        assert eng.get(first.assertion_id).status.value == "superseded"
+        assert conv.approve_judge_reviews(eng) == 0  # nothing left to approve
