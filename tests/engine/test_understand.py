@@ -596,3 +596,26 @@ def test_a_thing_down_to_a_value_is_a_change(engine, first, said, value):
 def test_down_to_after_a_verb_of_choosing_is_no_change(said):
     [r] = read([said], T0)
     assert not [e for e in r.extractions if e.method == "parse:change"]
+
+
+def test_a_go_directive_is_keyed_under_go_mod(engine):
+    engine.ingest("ingestd: repo `harvest/ingestd`, `go 1.22` in go.mod", at=day(0))
+    said = "go.mod: `go 1.23`, image rebuilt"
+    act = engine.ingest(said, at=day(1)).actions[0]
+    assert act.action is Action.SUPERSEDED and act.object == "1.23"
+
+
+def test_a_version_range_changed_by_an_arrow_retires_the_pasted_range(engine):
+    """`dio: ^5.4.0` in pasted pubspec lines is keyed (the range kept whole); "dio bumped
+    ^5.4.0 → ^5.7.0" names it as the old value and retires it."""
+    engine.ingest("pubspec bits so u have them: `version: 2.3.0+41`, `dio: ^5.4.0`,"
+                  " `provider: ^6.1.1`", at=day(0))
+    said = "dio bumped ^5.4.0 → ^5.7.0, the old one had that connection leak"
+    act = engine.ingest(said, at=day(1)).actions[0]
+    assert act.action is Action.SUPERSEDED and act.object == "^5.7.0"
+    assert not [t for t in active_texts(engine) if "dio: ^5.4.0" in t]
+
+
+def test_a_greater_or_equal_sign_is_no_arrow():
+    [r] = read(['package.json today: "engines": { "node": ">=18.18" }'], T0)
+    assert not [e for e in r.extractions if e.method == "parse:arrow"]

@@ -101,8 +101,9 @@ INSTEAD = re.compile(
 # The old value starts a word (`(?<![^\s,;])`): the leftmost start is a word's first
 # character anyway, and trying every character inside a long word was quadratic.
 ARROW = re.compile(
-    rf"^(?P<pre>.*?)(?<![^\s,;]){_v('old')}\s*(?:->|→|=>|⟶|➡️?|>)\s*{_v('new')}"
+    rf"^(?P<pre>.*?)(?<![^\s,;]){_v('old')}\s*(?:->|→|=>|⟶|➡️?|>(?!=))\s*{_v('new')}"
     rf"(?P<post>.*+)$", _I)
+_VERB_IN_OLD = re.compile(rf"\b(?:{_CHANGE_VERBS})\b\s*", _I)
 # "gunicorn is rolled back to 8 workers", "reverted the TTL to 300s", "back to 8080"
 ROLLBACK = re.compile(
     rf"^(?>(?P<pre>.*?)\b(?:{_ROLLBACK_VERBS})\b)\s*(?P<mid>.*?)(?:(?<!\s)\s+)?"
@@ -349,10 +350,13 @@ def _find_change(text: str, doc: Any = None) -> Change | None:
         return Change(_clean_value(m.group("old")), _clean_value(m.group("new")), None,
                       "parse:rename", relation="name")
     if m:
-        thing = _thing(m.group("pre"), "") or _thing(
+        pre, old = m.group("pre"), _clean_value(m.group("old"))
+        verb = list(_VERB_IN_OLD.finditer(old))
+        if verb:  # "dio bumped ^5.4.0 → ^5.7.0": the thing, its verb, then the old value
+            pre, old = f"{pre} {old[:verb[-1].start()]}", old[verb[-1].end():].strip()
+        thing = _thing(pre, "") or _thing(
             _LEAD_PREPOSITION.sub("", m.group("post") or ""), "")
-        return Change(thing, _clean_value(m.group("new")), _clean_value(m.group("old")),
-                      "parse:arrow")
+        return Change(thing, _clean_value(m.group("new")), old, "parse:arrow")
     return None
 
 

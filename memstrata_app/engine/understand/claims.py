@@ -221,8 +221,10 @@ _INLINE_KV = re.compile(
     # a gradle or conf line: a code name and a number (`minSdkVersion 23`, `listener 8883`)
     r"|`@?(?P<sk>[A-Za-z][a-z0-9]*(?:[A-Z_][A-Za-z0-9]*)*)[ \t]+(?P<sv>\d[\w.:+-]*)`")
 _CONFIG_FILE = re.compile(
-    r"(?<![\w.-])([\w\-]+\.(?:ya?ml|toml|json|exs?|rb|ts|js|env|conf|ini|cfg|properties))\b",
-    _I)
+    r"(?<![\w.-])([\w\-]+\.(?:ya?ml|toml|json|exs?|rb|ts|js|env|conf|ini|cfg|properties)"
+    r"|go\.mod|requirements\.txt|pubspec|podfile|gemfile|dockerfile|procfile|makefile|"
+    r"\.tool-versions|\.nvmrc|\.fvmrc)(?![\w-])", _I)
+_CONSTRAINT = re.compile(r"(?<=[:=])\s*[\^~]\d[\w.+-]*$")
 _WAS_BEFORE = re.compile(r"\b(?:was|were|used\s+to\s+be)\b(?:\s+\S+){0,3}\s*$", _I)
 _KV_METHODS = frozenset(("rule:key_value", "rule:copula", "rule:version_pin"))
 
@@ -258,7 +260,12 @@ def inline_assignments(text: str, at: datetime, *,
             if not before and not after:
                 continue
             where = before[-1] if before else after[0]
-        for e in extract(line, at):
+        got = extract(line, at)
+        caret = _CONSTRAINT.search(line)
+        if not got and caret:  # a version range (`dio: ^5.4.0`): read as its version, kept whole
+            got = [replace(e, object=caret.group(0).strip()) for e in extract(
+                line[:caret.start()] + " " + caret.group(0).strip().lstrip("^~"), at)]
+        for e in got:
             if e.method in _KV_METHODS and e.object and not e.removal:
                 subj = f"{where} {e.subject}" if where else e.subject
                 out.append((key.casefold(), replace(e, subject=subj, sentence=text)))
