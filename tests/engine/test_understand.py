@@ -619,3 +619,14 @@ def test_a_version_range_changed_by_an_arrow_retires_the_pasted_range(engine):
 def test_a_greater_or_equal_sign_is_no_arrow():
     [r] = read(['package.json today: "engines": { "node": ">=18.18" }'], T0)
     assert not [e for e in r.extractions if e.method == "parse:arrow"]
+
+
+def test_an_arrow_to_a_pasted_line_is_the_lines_own_change(engine):
+    """'eks.tf -> `cluster_version = "1.29"`' read as an arrow named "eks.tf" changed into the
+    whole line; the line keys its fact, and retires the old one."""
+    engine.ingest('infra/terraform/eks.tf on eks-media-prod-use1: `cluster_version = "1.28"`.',
+                  at=day(0))
+    said = 'eks.tf -> `cluster_version = "1.29"`.'
+    act = engine.ingest(said, at=day(1)).actions[0]
+    assert act.action is Action.SUPERSEDED and act.object == "1.29"
+    assert active_texts(engine) == {said}

@@ -189,22 +189,22 @@ def _one_claim(text: str, doc: Any, at: datetime, *, past: bool = False) -> list
         got = extract(f"{m.group('role')} is {m.group('who')}", at)
         if got:
             return [replace(e, method=e.method, change=True) for e in got]
+    pasted = inline_assignments(text, at, past=past)
+    names = [k for k, _ in pasted]
     ch = find_change(text, doc)
     if ch is not None:
         got = _from_change(ch, text)
-        if got:
-            return got
+        if got and not any(_took(e, names) for e in got):
+            return got  # (a change that took a pasted line into its thing or value is none:
+            #              "eks.tf -> `cluster_version = "1.29"`" is the line's own change)
     # a rule's claim whose subject only points or counts ("runs every 4h" keyed `every`) is
     # none: the clause's frame may still key it
     exts = [e for e in extract(text, at) if e.subject.strip().lower() not in FUNCTION_WORDS]
-    pasted = inline_assignments(text, at, past=past)
     if pasted:
         # the pasted line keys its fact by the code's own name; a reading of the clause that
         # took the line into its key or value ("bumped puma" = "`WEB_CONCURRENCY=4`") goes,
         # and a pasted line whose value the clause's own claim holds already adds nothing
-        names = [k for k, _ in pasted]
-        exts = [e for e in exts if not any(n in e.subject.casefold() or n in e.object.casefold()
-                                           for n in names)]
+        exts = [e for e in exts if not _took(e, names)]
         held = {strip_wrapping(e.object).casefold() for e in exts}
         exts += [e for _, e in pasted if strip_wrapping(e.object).casefold() not in held]
     if exts:
@@ -232,6 +232,14 @@ _KV_METHODS = frozenset(("rule:key_value", "rule:copula", "rule:version_pin"))
 def pasted_lines(text: str) -> list[str]:
     """The config lines pasted in a text, as written (code spans with their backticks)."""
     return [m.group(0) for m in _INLINE_KV.finditer(text)]
+
+
+def _took(e: Extraction, names: Sequence[str]) -> bool:
+    """A claim that read a pasted line into its key or value: it names the line's key, or
+    cuts a code span in two (an odd number of backticks)."""
+    return bool(names) and (any(n in e.subject.casefold() or n in e.object.casefold()
+                                for n in names)
+                            or e.subject.count("`") % 2 == 1 or e.object.count("`") % 2 == 1)
 
 
 def inline_assignments(text: str, at: datetime, *,
