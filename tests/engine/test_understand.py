@@ -630,3 +630,14 @@ def test_an_arrow_to_a_pasted_line_is_the_lines_own_change(engine):
     act = engine.ingest(said, at=day(1)).actions[0]
     assert act.action is Action.SUPERSEDED and act.object == "1.29"
     assert active_texts(engine) == {said}
+
+
+def test_a_command_line_flag_is_a_pasted_line(engine):
+    engine.ingest("the supervisor conf: command=php artisan queue:work redis"
+                  " --queue=default,emails,invoices --timeout=90 --tries=3", at=day(0))
+    said = "so --timeout=180 and retry_after in config/queue.php is 190 now"
+    act = engine.ingest(said, at=day(1)).actions[0]
+    assert act.action is Action.SUPERSEDED and act.object == "180"
+    queues = [a.object for a in engine.list_assertions(limit=50)
+              if a.status is Status.ACTIVE and a.subject == "--queue"]
+    assert queues == ["default,emails,invoices"]  # a list value is one value, kept current

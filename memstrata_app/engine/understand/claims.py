@@ -219,7 +219,9 @@ _INLINE_KV = re.compile(
     r"`:?(?P<kv>(?P<k>[A-Za-z_@][\w.\-/@]*(?:::[\w.\-/@]+)*)\s*(?:=|:)\s*[^`\s=/][^`]{0,60})`"
     r"|(?<![\w`=/.-])(?P<env>(?P<ek>[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)=[^\s,;`()\[\]]+)"
     # a gradle or conf line: a code name and a number (`minSdkVersion 23`, `listener 8883`)
-    r"|`@?(?P<sk>[A-Za-z][a-z0-9]*(?:[A-Z_][A-Za-z0-9]*)*)[ \t]+(?P<sv>\d[\w.:+-]*)`")
+    r"|`@?(?P<sk>[A-Za-z][a-z0-9]*(?:[A-Z_][A-Za-z0-9]*)*)[ \t]+(?P<sv>\d[\w.:+-]*)`"
+    # a command-line flag with its value (`--timeout=90`): keyed as the flag
+    r"|(?<![\w-])--(?P<fk>[a-z][\w-]*)=(?P<fv>[^\s;`'\")]+(?<!,))")
 _CONFIG_FILE = re.compile(
     r"(?<![\w.-])([\w\-]+\.(?:ya?ml|toml|json|exs?|rb|ts|js|env|conf|ini|cfg|properties)"
     r"|go\.mod|requirements\.txt|pubspec|podfile|gemfile|dockerfile|procfile|makefile|"
@@ -257,6 +259,11 @@ def inline_assignments(text: str, at: datetime, *,
             line, key = m.group("kv"), m.group("k")
         elif m.group("env"):
             line, key = m.group("env"), m.group("ek")
+        elif m.group("fk"):
+            flag = m.group("fk")
+            out += [(f"--{flag}", Extraction(f"--{flag}", "value", m.group("fv"), text, 0.8,
+                                              "rule:key_value"))]
+            continue
         else:
             line, key = f"{m.group('sk')} = {m.group('sv')}", m.group("sk")
         where = ""
