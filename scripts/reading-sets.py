@@ -50,14 +50,19 @@ def wh_lines(path: Path) -> tuple[str, list[str]]:
             f"questions {right['question']}/{total['question']}"), wrong
 
 
+def _values(rows: list[dict[str, Any]]) -> list[tuple[dict[str, Any], list[str]]]:
+    """Each row beside the values its text's claims hold."""
+    readings = read([r["text"] for r in rows], datetime.now(UTC))
+    return [(row, [e.object for e in reading.extractions])
+            for row, reading in zip(rows, readings, strict=True)]
+
+
 def asides(path: Path) -> tuple[str, list[str]]:
     rows = _rows(path)
     right = other = 0
     wrong = []
-    for row, reading in zip(rows, read([r["text"] for r in rows], datetime.now(UTC)),
-                            strict=True):
+    for row, values in _values(rows):
         want, text = row["value"], row["text"]
-        values = [e.object for e in reading.extractions]
         inside = text[text.find("("):]
         ok = want in values if want else not any(v in inside for v in values)
         right += ok
@@ -82,9 +87,7 @@ def other_numbers(path: Path) -> tuple[str, list[str]]:
     rows = _rows(path)
     right = taken = 0
     wrong = []
-    for row, reading in zip(rows, read([r["text"] for r in rows], datetime.now(UTC)),
-                            strict=True):
-        values = [e.object for e in reading.extractions]
+    for row, values in _values(rows):
         others = [v for v in values if any(_holds(v, n) for n in row["not"])
                   and not (row["value"] and _holds(v, row["value"]))]
         found = row["value"] is None or any(_holds(v, row["value"]) for v in values)
