@@ -208,8 +208,7 @@ _SO_DID = re.compile(
 
 # "…, so SESSION_LIFETIME=240 now in production": a config line after "so", where the reason
 # before it pastes none
-_SO_LINE = re.compile(r",?(?<!\s)\s+so\s+(?=[^,;]*?(?<![\w=/.-])[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+=\S)",
-                      _I)
+_SO_WORD = re.compile(r"(?<=\S)\s+so\s+", _I)
 _ASSIGNED = re.compile(r"(?<![\w=/.-])[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+=\S")
 
 
@@ -219,9 +218,12 @@ def consequence(text: str) -> str | None:
     m = _SO_DID.search(text)
     if m and len(text[:m.start()].split()) >= 2:
         return text[m.end():]
-    m = _SO_LINE.search(text)
-    if m and len(text[:m.start()].split()) >= 2 and not _ASSIGNED.search(text[:m.start()]):
-        return text[m.end():]
+    line = _ASSIGNED.search(text)  # the first config line; the "so" before it, in its clause
+    if line:
+        cut = max(text.rfind(",", 0, line.start()), text.rfind(";", 0, line.start()))
+        m = _SO_WORD.search(text, cut + 1, line.start())
+        if m and len(text[:m.start()].split()) >= 2:
+            return text[m.end():]
     return None
 
 
@@ -239,10 +241,15 @@ def strip_reason(text: str) -> str:
 
 # a change done, said in a clause before the plan's words ("priya renamed `a` to `b`, …, so
 # anything still reading the old name will break"): the sentence states what was done
-_DONE_FIRST = re.compile(
-    r"^(?:(?!\b(?:will|'ll|going\s+to|plan(?:ning)?\s+to|want\s+to|need\s+to)\b).)*?"
+_DONE_VERB = re.compile(
     r"\b(?:renamed|moved|bumped|switched|changed|upgraded|downgraded|migrated|replaced|raised|"
-    r"lowered|increased|reduced|reverted|rolled\s+back|merged|shipped|deployed)\b[^,;]*[,;]", _I)
+    r"lowered|increased|reduced|reverted|rolled\s+back|merged|shipped|deployed)\b", _I)
+
+
+def _done_first(before: str) -> bool:
+    """A change verb, then a clause's end, in the text before a plan's words."""
+    v = _DONE_VERB.search(before)
+    return v is not None and ("," in before[v.end():] or ";" in before[v.end():])
 
 
 NO_MARK = "a question (no question mark)"
@@ -277,7 +284,7 @@ def classify(sentence: str, *, commit: bool = False, wh_clause: bool = False) ->
         now = _WILL_BE.sub("is", IN_FORCE.sub("", core)).strip(" ,;:-")
         return Utterance("statement", now or core, "a decision in force from now")
     plan = PLAN.search(head)
-    if plan and not NEGATED_PAST.search(head) and not _DONE_FIRST.search(head[:plan.start()]):
+    if plan and not NEGATED_PAST.search(head) and not _done_first(head[:plan.start()]):
         return Utterance("plan", core, "a plan, not yet done: kept as a note, retires nothing")
     return Utterance("statement", core, "")
 
