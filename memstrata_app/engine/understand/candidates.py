@@ -30,7 +30,7 @@ from .judge import (
     judge_dir,
 )
 from .judge_ollama import OllamaJudge
-from .judging import apply_judgement, shares_a_name
+from .judging import apply_judgement, replacements, shares_a_name
 from .ollama_client import probe
 from .statements import Statement, dt
 
@@ -198,14 +198,7 @@ class Judging:
         if judge is None or not pairs or (th.relate <= 0.0 and th.one_sided >= 1.0):
             return [None] * len(pairs)
         have: Mapping[str, np.ndarray] = known or {}
-        embedder = self.retriever.embedder
-        texts = list(dict.fromkeys(t for pair in pairs for t in pair if t not in have))
-        if embedder is not self._embedder or len(self._vectors) + len(texts) > _CACHE:
-            self._vectors.clear()  # (another embedder: another vector space)
-            self._embedder = embedder
-        need = [t for t in texts if t not in self._vectors]
-        if need:
-            self._vectors.update(zip(need, embedder.embed(need), strict=True))
+        self._embed_kept([t for pair in pairs for t in pair if t not in have])
         olds = list(dict.fromkeys(a for a, _ in pairs))
         if len(self._alone) + len(olds) > _CACHE:
             self._alone.clear()
@@ -228,6 +221,17 @@ class Judging:
                        f"one-sided (reads {alone:.2f} beside any sentence)"
                        if alone > th.one_sided else None)
         return out
+
+    def _embed_kept(self, texts: Sequence[str]) -> None:
+        """Embed the texts not kept yet, and keep them (for this embedder)."""
+        embedder = self.retriever.embedder
+        texts = list(dict.fromkeys(texts))
+        if embedder is not self._embedder or len(self._vectors) + len(texts) > _CACHE:
+            self._vectors.clear()  # (another embedder: another vector space)
+            self._embedder = embedder
+        need = [t for t in texts if t not in self._vectors]
+        if need:
+            self._vectors.update(zip(need, embedder.embed(need), strict=True))
 
     def _ground(self, out: list[Statement], todo: list[int]) -> None:
         """Mark the verdicts that read as updates (≥ review) but not from the pair."""
@@ -257,11 +261,12 @@ class Judging:
                                         for ln in dict.fromkeys(lines)]))
         if not jobs:
             return
-        vecs = iter(self.retriever.embedder.embed([r for *_, rs in jobs for _, r in rs]))
+        # (a candidate comes back beside statement after statement: its rests are kept)
+        self._embed_kept([r for *_, rs in jobs for _, r in rs])
         for i, k, rs in jobs:
             judged = list(out[i].judged)
             judged[k] = replace(judged[k], span_rests=tuple(
-                (ln, rest, next(vecs)) for ln, rest in rs))
+                (ln, rest, self._vectors[rest]) for ln, rest in rs))
             out[i] = replace(out[i], judged=tuple(judged))
 
     def _read_parts(self, out: list[Statement], todo: list[int]) -> int:
@@ -326,7 +331,7 @@ class Judging:
                 # the statement names the value it replaced, and one part alone holds it:
                 # where a rule retires that value, the other parts are the rest
                 text = out[i].judged[k].text
-                olds = replaced_values(out[i])
+                olds = {was for was, _, _ in replacements(out[i]) if len(was) > 1}
                 held = [n for n, (a, b) in enumerate(spans)
                         if any(o in text[a:b].casefold() for o in olds)]
                 if len(held) == 1:
@@ -346,14 +351,6 @@ class Judging:
                 judged[k] = replace(judged[k], rule_rest=rule_rest, rule_rest_vector=next(vecs))
                 out[i] = replace(out[i], judged=tuple(judged))
         return len(pairs)
-
-
-def replaced_values(st: Statement) -> set[str]:
-    """The values a statement says it replaced: a change's old value, a rename's old name."""
-    out = {ex.old_object for ex in st.extractions if ex.old_object and not ex.rollback}
-    out |= {ex.subject for ex in st.extractions
-            if ex.relation == "name" and ex.method in ("rule:rename", "parse:rename")}
-    return {v.strip("`'\"").casefold() for v in out if len(v.strip("`'\"")) > 1}
 
 
 def _vectors(out: Sequence[Statement], todo: Sequence[int]) -> dict[str, np.ndarray]:

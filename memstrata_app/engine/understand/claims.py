@@ -21,6 +21,7 @@ from .changes import Change, find_change
 from .context import COMPONENT_HEAD, THE_ONE_WORD, Context, component_label, find_context
 from .discourse import (
     COMMIT_LIKE,
+    ENV_NAME,
     HEDGE,
     NEGATED_PAST,
     NO_MARK,
@@ -217,7 +218,7 @@ def _one_claim(text: str, doc: Any, at: datetime, *, past: bool = False) -> list
 # voice that pastes it.
 _INLINE_KV = re.compile(
     r"`:?(?P<kv>(?P<k>[A-Za-z_@][\w.\-/@]*(?:::[\w.\-/@]+)*)\s*(?:=|:)\s*[^`\s=/][^`]{0,60})`"
-    r"|(?<![\w`=/.-])(?P<env>(?P<ek>[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)=[^\s,;`()\[\]]+)"
+    rf"|(?<![\w`=/.-])(?P<env>(?P<ek>{ENV_NAME})=[^\s,;`()\[\]]+)"
     # a gradle or conf line: a code name and a number (`minSdkVersion 23`, `listener 8883`)
     r"|`@?(?P<sk>[A-Za-z][a-z0-9]*(?:[A-Z_][A-Za-z0-9]*)*)[ \t]+(?P<sv>\d[\w.:+-]*)`"
     # a command-line flag with its value (`--timeout=90`): keyed as the flag
@@ -252,6 +253,7 @@ def inline_assignments(text: str, at: datetime, *,
     the clause (one per target) keys neither. `past`: the clause speaks of the past; a line
     said as what was ("the old one was `TTL=600`") is not read."""
     out: list[tuple[str, Extraction]] = []
+    files: list[tuple[int, str]] | None = None
     for m in _INLINE_KV.finditer(text):
         if past and _WAS_BEFORE.search(text, 0, m.start()):
             continue
@@ -269,7 +271,8 @@ def inline_assignments(text: str, at: datetime, *,
         where = ""
         if key.isalpha() and key.islower():
             # the file named last before the line, else the first after it
-            files = [(f.start(), f.group(1)) for f in _CONFIG_FILE.finditer(text)]
+            if files is None:
+                files = [(f.start(), f.group(1)) for f in _CONFIG_FILE.finditer(text)]
             before = [f for at_, f in files if at_ < m.start()]
             after = [f for at_, f in files if at_ > m.start()]
             if not before and not after:

@@ -209,7 +209,8 @@ _SO_DID = re.compile(
 # "…, so SESSION_LIFETIME=240 now in production": a config line after "so", where the reason
 # before it pastes none
 _SO_WORD = re.compile(r"(?<=\S)\s+so\s+", _I)
-_ASSIGNED = re.compile(r"(?<![\w=/.-])[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+=\S")
+ENV_NAME = r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+"  # an environment variable's name (claims.py too)
+_ASSIGNED = re.compile(rf"(?<![\w=/.-]){ENV_NAME}=\S")
 
 
 def consequence(text: str) -> str | None:

@@ -138,23 +138,29 @@ def several_values(text: str) -> bool:
                 for m in _VALUE.finditer(text)} - {""}) >= 2
 
 
+def replacements(st: Statement) -> list[tuple[str, str, bool]]:
+    """(the value it replaced, the new one, a removal) for each claim of a statement that
+    names what it replaced: a change's old value, a rename's old name; bare and casefolded."""
+    def bare(value: str) -> str:
+        return value.strip("`'\"").casefold()
+
+    out = []
+    for ex in st.extractions:
+        was = ex.subject if ex.relation == "name" and ex.method in _RENAMES \
+            else ex.old_object
+        if was and not ex.rollback:
+            out.append((bare(was), bare(ex.object), ex.removal))
+    return out
+
+
 def _says_it_replaced(st: Statement, old: str) -> bool:
     """The new statement's rules name the value it replaced ("moved from X to Y"), and the
     older sentence names that value and not the new one: with a reading at review, the
     statement's own words corroborate the judge (the keys could not meet: the older sentence
     keyed X under other words)."""
     held = named_values(old) | _words(old)
-
-    def bare(value: str) -> str:
-        return value.strip("`'\"").casefold()
-
-    for ex in st.extractions:
-        was = ex.subject if ex.relation == "name" and ex.method in _RENAMES \
-            else ex.old_object
-        if was and not ex.rollback and not ex.removal and bare(was) in held \
-                and bare(ex.object) not in held:
-            return True
-    return False
+    return any(was in held and now not in held
+               for was, now, removal in replacements(st) if not removal)
 
 
 _MEASURE = re.compile(r"^~?(\d[\d.,_]*)\s*([a-z%]+)$", re.IGNORECASE)
@@ -190,6 +196,21 @@ def _same_measure(ctx: WriteContext, st: Statement, meant: list[int], old: str) 
         if now and now[1] == was[1] and now[0] != was[0] and now[0] not in held:
             return True
     return False
+
+
+def _corroborated(ctx: WriteContext, st: Statement, meant: list[int], old: str, v: Verdict,
+                  th: Thresholds) -> str | None:
+    """Whether a reading retires: "" when it is sure, the words that back a reading at review
+    up, or None."""
+    if v.updates >= th.supersede:
+        return ""
+    if v.updates < th.review:
+        return None
+    if _says_it_replaced(st, old):
+        return ", and it names the value replaced"
+    if _same_measure(ctx, st, meant, old):
+        return ", and it changes that quantity"
+    return None
 
 
 def _meant(rows: list[tuple[int, str | None, str | None]], sentence: str,
@@ -299,12 +320,10 @@ def apply_judgement(ctx: WriteContext, st: Statement, acts: list[IngestAction],
                 best_p = best
                 best_reason = (f"judge {name}: updates {best:.2f} — part of"
                                f" {_quote(pair.text)}; the rest stays current as #{rest}")
-        elif rows and meant and (v.updates >= th.supersede or (
-                v.updates >= th.review and (_says_it_replaced(st, pair.text)
-                                            or _same_measure(ctx, st, meant, pair.text)))):
-            # sure, or at review and the statement's own words name the value it replaced in
-            # the older sentence (a one-fact sentence: `meant`)
-            said = "" if v.updates >= th.supersede else ", and it names the value replaced"
+        elif rows and meant and (said := _corroborated(ctx, st, meant, pair.text, v, th)) \
+                is not None:
+            # sure, or at review and the statement's own words say what it replaced in the
+            # older sentence (a one-fact sentence: `meant`)
             for rid in meant:
                 close_row(ctx, rid, t, own[0], f"superseded by #{own[0]} (judge {name}:"
                           f" updates {v.updates:.2f}{said})", Status.SUPERSEDED)
