@@ -462,7 +462,7 @@ def run_set(name: str, emb: CachedEmbedder, family: str | None = None, limit: in
     cases = load_set(name, family, limit)
     emb.warm([t for c in cases for _, t in c.turns] + [p.q for c in cases for p in c.probes])
     t0 = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix=f"memstrata-conv-{name}-") as tmp:
+    with tempfile.TemporaryDirectory(prefix=f"memstrata-conv-{Path(name).name}-") as tmp:
         results = [run_case(c, emb, Path(tmp), k, extractor, hybrid, judge, approve_judge)
                    for c in cases]
     log(f"conversations/{name}: {len(cases)} cases in {time.perf_counter() - t0:.1f} s")

@@ -293,3 +293,11 @@ def test_approving_the_judges_review_items_retires_what_they_propose(tmp_path, l
         assert conv.approve_judge_reviews(eng) == 1
         assert eng.get(first.assertion_id).status.value == "superseded"
         assert conv.approve_judge_reviews(eng) == 0  # nothing left to approve
+
+
+def test_a_set_given_as_a_path_runs(tmp_path, local_embedder):
+    """--set /some/folder/items.json: the set's name holds slashes (the ledgers' temp folder
+    was named after it, and the run failed)."""
+    path = _write(tmp_path, [_item()])
+    res = conv.run_set(str(path), CachedEmbedder(local_embedder))
+    assert res["totals"]["probes"] == 1 and not res.get("error")

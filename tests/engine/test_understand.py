@@ -528,7 +528,7 @@ def test_one_changed_line_of_several_pasted_keeps_the_others_current_without_it(
     said = "minSdk bump: going to 26 now, `minSdkVersion 26` merged"
     act = engine.ingest(said, at=day(1)).actions[0]
     assert act.action is Action.SUPERSEDED and act.object == "26"
-    rest = ("android config from android/app/build.gradle: `targetSdkVersion 35`"
+    rest = ("android config from android/app/build.gradle: … `targetSdkVersion 35`"
             " `compileSdkVersion 35`")
     assert active_texts(engine) == {said, rest}
     kept = {(a.subject, a.object) for a in engine.list_assertions(limit=50)
@@ -641,3 +641,14 @@ def test_a_command_line_flag_is_a_pasted_line(engine):
     queues = [a.object for a in engine.list_assertions(limit=50)
               if a.status is Status.ACTIVE and a.subject == "--queue"]
     assert queues == ["default,emails,invoices"]  # a list value is one value, kept current
+
+
+def test_a_value_said_in_prose_and_pasted_is_one_fact_under_the_pasted_name(engine):
+    """'the hold is 10 minutes (`SlotHold::TTL = 10.minutes` …)' is one fact: keyed twice, the
+    prose row stayed current when the pasted line changed."""
+    first = "the hold on a slot is 10 minutes (`SlotHold::TTL = 10.minutes` in slot_hold.rb)"
+    assert [e.subject for e in read([first], T0)[0].extractions] == ["SlotHold::TTL"]
+    engine.ingest(first, at=day(0))
+    said = "people were hoarding slots so I changed `SlotHold::TTL = 7.minutes`, PR #412"
+    engine.ingest(said, at=day(1))
+    assert active_texts(engine) == {said}

@@ -19,7 +19,7 @@ from ..retrieve.retriever import Retriever
 from ..timeutil import to_ts
 from ..types import EngineError, IngestAction
 from .claims import pasted_lines
-from .clauses import elide, part_spans
+from .clauses import ELLIPSIS, elide, part_spans
 from .extract import text_hash
 from .judge import (
     Judge,
@@ -257,7 +257,7 @@ class Judging:
             for k, jp in enumerate(out[i].judged):
                 lines = pasted_lines(jp.text)
                 if len(lines) >= 2 and not jp.later:
-                    jobs.append((i, k, [(ln, " ".join(jp.text.replace(ln, " ", 1).split()))
+                    jobs.append((i, k, [(ln, " ".join(jp.text.replace(ln, ELLIPSIS, 1).split()))
                                         for ln in dict.fromkeys(lines)]))
         if not jobs:
             return

@@ -204,10 +204,11 @@ def _one_claim(text: str, doc: Any, at: datetime, *, past: bool = False) -> list
     if pasted:
         # the pasted line keys its fact by the code's own name; a reading of the clause that
         # took the line into its key or value ("bumped puma" = "`WEB_CONCURRENCY=4`") goes,
-        # and a pasted line whose value the clause's own claim holds already adds nothing
-        exts = [e for e in exts if not _took(e, names)]
-        held = {strip_wrapping(e.object).casefold() for e in exts}
-        exts += [e for _, e in pasted if strip_wrapping(e.object).casefold() not in held]
+        # and so does one stating the line's value in prose ("the hold is 10 minutes (`TTL =
+        # 10.minutes`)"): one fact, one row, under the name every voice pastes
+        lines = {_said(e.object) for _, e in pasted}
+        exts = [e for e in exts if not _took(e, names) and _said(e.object) not in lines]
+        exts += [e for _, e in pasted]
     if exts:
         return exts
     return [] if past else frame_extraction(text)
@@ -235,6 +236,14 @@ _KV_METHODS = frozenset(("rule:key_value", "rule:copula", "rule:version_pin"))
 def pasted_lines(text: str) -> list[str]:
     """The config lines pasted in a text, as written (code spans with their backticks)."""
     return [m.group(0) for m in _INLINE_KV.finditer(text)]
+
+
+def _said(value: str) -> str:
+    """A value as said, whether in prose or code: "10 minutes" and "10.minutes" are one."""
+    return _NUMBER_UNIT.sub("", strip_wrapping(value).casefold())
+
+
+_NUMBER_UNIT = re.compile(r"(?<=\d)[\s._]+(?=[a-z])")
 
 
 def _took(e: Extraction, names: Sequence[str]) -> bool:
