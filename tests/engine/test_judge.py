@@ -343,3 +343,20 @@ def test_a_quantity_said_beside_no_change_retires_nothing_of_the_same_unit(engin
                         at=T2).actions[0]
     assert first.assertion_id not in act.retired
     assert engine.get(first.assertion_id).status is Status.ACTIVE
+
+
+@pytest.mark.parametrize(("later", "retires"), [
+    ("payments-tokenize rotation rolled back to 90d, 30d broke the reconciler", False),
+    ("payments-tokenize rotation is 30d now", True),
+])
+def test_the_judge_never_retires_a_line_holding_the_value_the_statement_gives(engine, later,
+                                                                              retires):
+    """An update gives the slot another value: a line already stating the value set is
+    restated, however sure the reading (here any reading retires: supersede 0)."""
+    engine.judge_thresholds = Thresholds(supersede=0.0, review=0.0, veto=1.0)
+    first = engine.ingest('Transit key "payments-tokenize" auto-rotates every 90d',
+                          at=T1).actions[0]
+    act = engine.ingest(later, at=T2).actions[0]
+    assert (first.assertion_id in act.retired) is retires
+    expect = Status.SUPERSEDED if retires else Status.ACTIVE
+    assert engine.get(first.assertion_id).status is expect

@@ -41,6 +41,24 @@ def test_restatement_in_other_words_reinforces(engine):
     assert engine.count_assertions() == 1
 
 
+@pytest.mark.parametrize(("first", "again"), [
+    ("The worker heap is 512MB.", "like i say before, the worker heap is 0.5 GB"),
+    ("The worker heap is 1GB.", "The worker heap is 1000 MB."),
+    ("The job timeout is 90 seconds.", "The job timeout is 1.5 min."),
+])
+def test_one_quantity_in_other_units_reinforces(engine, first, again):
+    a = only(engine.ingest(first, at=day(0)))
+    b = only(engine.ingest(again, at=day(2)))
+    assert b.action is Action.REINFORCED and b.assertion_id == a.assertion_id
+    assert engine.get(a.assertion_id).status is Status.ACTIVE
+
+
+def test_another_quantity_in_other_units_supersedes(engine):
+    a = only(engine.ingest("The worker heap is 512MB.", at=day(0)))
+    b = only(engine.ingest("The worker heap is 1 GB.", at=day(2)))
+    assert b.action is Action.SUPERSEDED and b.retired == (a.assertion_id,)
+
+
 def test_exact_duplicate_short_circuits(engine):
     a = only(engine.ingest("Set MAX_RETRIES to 5.", at=day(0)))
     b = only(engine.ingest("  set max_retries TO 5 ", at=day(3)))

@@ -31,6 +31,31 @@ class Triple:
         return make_key(self.subject_norm, self.relation_norm, self.context, self.space)
 
 
+_QUANTITY = re.compile(r"^(\d+(?:\.\d+)?) ?([a-z]+)$")
+_SECONDS = {"ms": 0.001, "s": 1, "min": 60, "h": 3600, "d": 86400}
+_BYTES = {"b": 0, "kb": 1, "kib": 1, "k": 1, "mb": 2, "mib": 2, "gb": 3, "gib": 3,
+          "g": 3, "tb": 4, "tib": 4, "t": 4}  # powers of 1000 or 1024: "0.5 GB" is 512MB
+
+
+def same_value(a: str | None, b: str | None) -> bool:
+    """Two normalized values that state the same thing: equal, or one quantity in two units
+    ("0.5gb" and "512mb", "90s" and "1.5min"): a restatement, never a change. Sizes match
+    whether the writer counted in thousands or in 1024s; precision first, a value said in
+    other units retires nothing."""
+    if a == b:
+        return True
+    ma, mb = _QUANTITY.match(a or ""), _QUANTITY.match(b or "")
+    if ma is None or mb is None or ma.group(2) == mb.group(2):
+        return False
+    (na, ua), (nb, ub) = (float(ma.group(1)), ma.group(2)), (float(mb.group(1)), mb.group(2))
+    if ua in _SECONDS and ub in _SECONDS:
+        return abs(na * _SECONDS[ua] - nb * _SECONDS[ub]) < 1e-9 * max(na * _SECONDS[ua], 1)
+    if ua in _BYTES and ub in _BYTES:
+        return any(abs(na * base ** _BYTES[ua] - nb * base ** _BYTES[ub])
+                   < 1e-9 * max(na * base ** _BYTES[ua], 1) for base in (1000, 1024))
+    return False
+
+
 def make_key(subject_norm: str, relation_norm: str, context: str | None = "",
              space: str | None = GLOBAL) -> str:
     """`subject::relation`, plus `@context` for a qualified key ("api::port@prod"), and a

@@ -9,7 +9,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ..types import Action, AssertionId, Cardinality, IngestAction, Status
-from .keys import Triple
+from .keys import Triple, same_value
 from .transaction import (
     CHAIN,
     WriteContext,
@@ -30,7 +30,7 @@ def apply_single(ctx: WriteContext, tr: Triple, t: float, place: PlaceFn) -> Ing
     rows = key_rows(ctx, tr.key)
     prev = next((r for r in reversed(rows) if r[1] <= t and (r[2] is None or t < r[2])), None)
     nxt = next((r for r in rows if r[1] > t), None)
-    if prev is not None and prev[3] == tr.object_norm:
+    if prev is not None and same_value(prev[3], tr.object_norm):
         reinforce(ctx, prev[0])
         return IngestAction(Action.REINFORCED, AssertionId(prev[0]), "", tr.subject,
                             tr.relation, tr.object)
@@ -43,7 +43,7 @@ def apply_single(ctx: WriteContext, tr: Triple, t: float, place: PlaceFn) -> Ing
         action = Action.SUPERSEDED if was_open else Action.HISTORY
         return IngestAction(action, new_id, "", tr.subject, tr.relation, tr.object,
                             retired=(AssertionId(prev[0]),))
-    if nxt is not None and nxt[3] == tr.object_norm:
+    if nxt is not None and same_value(nxt[3], tr.object_norm):
         # The same value was stated earlier than we knew: its validity starts sooner.
         ctx.conn.execute("UPDATE assertions SET valid_from=? WHERE id=?", (t, nxt[0]))
         reinforce(ctx, nxt[0])
@@ -86,7 +86,7 @@ def apply_removal(ctx: WriteContext, tr: Triple, t: float, place: PlaceFn) -> In
     """An explicit removal retires the matching value valid at `t` (any cardinality)."""
     rows = [r for r in key_rows(ctx, tr.key) if r[1] <= t and (r[2] is None or t < r[2])]
     if tr.cardinality is Cardinality.MULTI or tr.object_norm:
-        rows = [r for r in rows if not tr.object_norm or r[3] == tr.object_norm]
+        rows = [r for r in rows if not tr.object_norm or same_value(r[3], tr.object_norm)]
     # The removal statement itself stays retrievable from `t` on ("X is gone" is a current
     # fact), as plain text outside the key's chain: it holds no value.
     new_id = place(Status.PLAIN, t, None, None)
@@ -112,11 +112,11 @@ def would_close(ctx: WriteContext, tr: Triple, t: float, removal: bool) -> list[
     """Rows that applying `tr` at `t` would retire, as things stand."""
     rows = [r for r in key_rows(ctx, tr.key) if r[1] <= t and (r[2] is None or t < r[2])]
     if removal:
-        return [r[0] for r in rows if not tr.object_norm or r[3] == tr.object_norm
+        return [r[0] for r in rows if not tr.object_norm or same_value(r[3], tr.object_norm)
                 or tr.cardinality is Cardinality.SINGLE]
     if tr.cardinality is Cardinality.MULTI:
         return []
-    return [r[0] for r in rows if r[3] != tr.object_norm]
+    return [r[0] for r in rows if not same_value(r[3], tr.object_norm)]
 
 
 def other_contexts(ctx: WriteContext, tr: Triple, t: float) -> list[tuple[int, str]]:

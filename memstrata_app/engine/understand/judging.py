@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from ..ledger.keys import Triple
+from ..ledger.keys import Triple, same_value
 from ..ledger.transaction import WriteContext, close_row, insert_row
 from ..types import (
     OWN_ACTIONS,
@@ -43,6 +43,7 @@ from ..types import (
 from .clauses import parts
 from .extract import text_hash
 from .judge import JudgedPair, Thresholds, Verdict
+from .normalize import normalize_object
 from .statements import Statement
 
 JUDGE_REVIEW = "judge:"  # the reason of a review item of the judge starts so
@@ -151,6 +152,21 @@ def replacements(st: Statement) -> list[tuple[str, str, bool]]:
         if was and not ex.rollback:
             out.append((bare(was), bare(ex.object), ex.removal))
     return out
+
+
+def holds_its_value(st: Statement, old: str) -> bool:
+    """The older sentence, stating one value, already holds every value the statement gives
+    its slots (the changed ones, when it says what changed): "rolled back to 90d" beside
+    "auto-rotates every 90d" restates that line, whatever the judge reads; an update gives
+    the slot another value."""
+    if several_values(old):
+        return False
+    exs = [ex for ex in st.extractions if not ex.removal and ex.object]
+    changed = [ex for ex in exs if ex.change or ex.old_object or ex.rollback]
+    given = {normalize_object(ex.object) for ex in changed or exs}
+    given = {v for v in given if any(c.isdigit() for c in v)}
+    held = {normalize_object(v) for v in named_values(old)}
+    return bool(given) and all(any(same_value(v, h) for h in held) for v in given)
 
 
 def _says_it_replaced(st: Statement, old: str) -> bool:
@@ -303,6 +319,10 @@ def apply_judgement(ctx: WriteContext, st: Statement, acts: list[IngestAction],
             # it reads as an update, but not from the pair (candidates.py, ungrounded)
             judged.append(JudgedCandidate(AssertionId(rows[0][0]), pair.text, v.updates,
                                           v.restates, v.compatible, pair.ungrounded))
+            continue
+        if rows and len(rows) == 1 and holds_its_value(st, pair.text):
+            judged.append(JudgedCandidate(AssertionId(rows[0][0]), pair.text, v.updates,
+                                          v.restates, v.compatible, "same value"))
             continue
         meant = _meant(rows, st.sentence, pair.text) if rows else None
         if pair.parts and not all(p >= th.supersede for p in pair.parts):
